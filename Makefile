@@ -1,0 +1,66 @@
+# The two commands a new machine needs: `make demo` and `make test`. Each builds .venv itself.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+CONSTRAINTS := requirements/constraints.txt
+STAMP_ALL := $(VENV)/.installed-all-dev
+STAMP_CORE := $(VENV)/.installed-core
+
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Hosts' telemetry off everywhere this Makefile runs something.
+export DEEPEVAL_TELEMETRY_OPT_OUT := 1
+export RAGAS_DO_NOT_TRACK := true
+export INSPECT_TELEMETRY := false
+
+.PHONY: help venv install install-core test lint typecheck pytest demo bench constraints clean
+
+help:
+	@echo "make demo         build .venv, install ek-agents, run the demo offline"
+	@echo "make test         build .venv, install .[all,dev], run ruff, mypy and pytest"
+	@echo "make bench        run every benchmark script in bench/"
+	@echo "make constraints  re-resolve requirements/constraints.txt with uv"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade "pip>=24"
+
+venv: $(BIN)/python
+
+$(STAMP_ALL): $(BIN)/python pyproject.toml $(CONSTRAINTS)
+	$(PIP) install -q -c $(CONSTRAINTS) -e ".[all,dev]"
+	touch $@
+
+$(STAMP_CORE): $(BIN)/python pyproject.toml
+	$(PIP) install -q -c $(CONSTRAINTS) -e .
+	touch $@
+
+install: $(STAMP_ALL)
+
+install-core: $(STAMP_CORE)
+
+lint: install
+	$(BIN)/ruff check ek adapters tests examples bench
+	$(BIN)/ruff format --check ek adapters tests examples bench
+
+typecheck: install
+	$(BIN)/mypy
+
+pytest: install
+	$(BIN)/python -m pytest
+
+test: lint typecheck pytest
+
+demo: install-core
+	$(BIN)/python examples/quickstart.py
+
+bench: install
+	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+# Re-resolve the pinned constraints with a real resolver (plain pip backtracks for many minutes).
+constraints: $(BIN)/python
+	$(PIP) install -q uv
+	$(BIN)/uv pip compile requirements/all.in --python-version 3.11 -o $(CONSTRAINTS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Adapters from ek to host frameworks; each subpackage needs its extra (e.g. ``ek-agents[inspect]``)."""
