@@ -115,4 +115,4 @@ def resolve_canonicalizer(spec: str | Canonicalizer | None) -> Canonicalizer:
     fn = resolve("canonicalizers", spec)
     if not callable(fn):
         raise TypeError(f"canonicalizer must be a registered name or a callable, got {spec!r}")
-    return fn  # type: ignore[no-any-return]
+    return fn
