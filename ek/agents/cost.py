@@ -1,0 +1,543 @@
+"""Prices, dollars and Cost-of-Pass: the other half of the objective.
+
+**No hard-coded prices.** A :class:`ModelPrice` is passed in (:func:`per_million` builds one) or
+resolved from a catalogue you choose and version (:func:`load_prices` parses LiteLLM's MIT price
+JSON: the data file, never the SDK). **With no rate, dollars are** ``None`` **, never a
+fabricated** ``0.0``: a silent zero makes a costly agent look free. A token kind with a
+non-zero count and no rate makes the total ``None`` and :func:`price_cost` names what was
+unpriced.
+
+**Cost-of-Pass** (Erol et al., 2025, arXiv:2504.13359) is the expected cost of one success,
+``E[cost] / P(success) = sum(dollars) / sum(successes)``, and ``inf`` when nothing succeeded:
+a model that never succeeds is not cheap, it is unusable.
+
+Example:
+    >>> from ek.agents.base import Cost
+    >>> p = per_million(2.50, 10.00, cache_read=1.25)      # USD per million tokens
+    >>> dollars(Cost(input_tokens=1_000_000, output_tokens=100_000), p)
+    3.5
+    >>> dollars(Cost(input_tokens=10), None) is None             # no rate: unknown, not free
+    True
+    >>> cost_of_pass(7.0, 2), cost_of_pass(7.0, 0)
+    (3.5, inf)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ek._validate import finite
+from ek.agents.base import TOKEN_KINDS, Cost, Episode
+
+__all__ = [
+    "CostReport",
+    "ModelPrice",
+    "PricedCost",
+    "UsageTotals",
+    "cost_of_pass",
+    "cost_report",
+    "dollars",
+    "episode_dollars",
+    "load_prices",
+    "per_million",
+    "price_cost",
+    "resolve_price",
+]
+
+_RATES = ("input", "output", "cache_read", "cache_write", "reasoning")
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """USD **per token** by token kind; ``None`` means "no rate known" (never read as 0).
+
+    Args:
+        input: Uncached input tokens.
+        output: Output tokens (all of them, unless ``reasoning`` is set).
+        cache_read: Input tokens read from a prompt cache.
+        cache_write: Input tokens written to a prompt cache.
+        reasoning: Reasoning tokens when priced apart from other output; ``None`` bills them
+            at the ``output`` rate (they are part of output).
+        model: The model this price is for (informational).
+        source: Where the rates came from (a catalogue name and version, a URL, a date).
+        extra: Other per-token rates a catalogue lists (audio, image, long-context tiers),
+            kept for reference; :func:`dollars` does not apply them.
+
+    Example:
+        >>> ModelPrice(input=1e-6, output=2e-6).cache_read is None
+        True
+    """
+
+    input: float | None = None
+    output: float | None = None
+    cache_read: float | None = None
+    cache_write: float | None = None
+    reasoning: float | None = None
+    model: str | None = None
+    source: str | None = None
+    extra: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        for k in _RATES:
+            v = getattr(self, k)
+            if v is not None:
+                object.__setattr__(self, k, finite(f"ModelPrice.{k}", v, minimum=0.0))
+        object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``None`` rates omitted)."""
+        d: dict[str, Any] = {k: getattr(self, k) for k in _RATES if getattr(self, k) is not None}
+        for k in ("model", "source"):
+            if getattr(self, k) is not None:
+                d[k] = getattr(self, k)
+        if self.extra:
+            d["extra"] = dict(self.extra)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ModelPrice:
+        """Inverse of :meth:`to_dict`."""
+        allowed = {*_RATES, "model", "source", "extra"}
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise ValueError(
+                f"ModelPrice: unknown field(s) {unknown}; expected only {sorted(allowed)}"
+            )
+        return cls(**dict(data))
+
+
+def per_million(
+    input: float,
+    output: float,
+    *,
+    cache_read: float | None = None,
+    cache_write: float | None = None,
+    reasoning: float | None = None,
+    model: str | None = None,
+    source: str | None = None,
+) -> ModelPrice:
+    """A :class:`ModelPrice` from rates in USD **per million** tokens (as price pages quote them).
+
+    Example:
+        >>> per_million(3.0, 15.0).output
+        1.5e-05
+    """
+
+    def conv(name: str, v: float | None) -> float | None:
+        return None if v is None else finite(f"per_million({name})", v, minimum=0.0) / 1e6
+
+    return ModelPrice(
+        input=conv("input", input),
+        output=conv("output", output),
+        cache_read=conv("cache_read", cache_read),
+        cache_write=conv("cache_write", cache_write),
+        reasoning=conv("reasoning", reasoning),
+        model=model,
+        source=source,
+    )
+
+
+@dataclass(frozen=True)
+class PricedCost:
+    """The dollars of one :class:`Cost` and, when ``None``, which token kinds had no rate."""
+
+    dollars: float | None
+    unpriced: tuple[str, ...] = ()
+    model: str | None = None
+    source: str = "price"  # "price", "recorded" (the source's own bill), or "none"
+
+
+def resolve_price(model: str | None, catalog: Mapping[str, ModelPrice]) -> ModelPrice | None:
+    """Find ``model`` in a ``{name: ModelPrice}`` catalogue, tolerating provider prefixes.
+
+    Tries the exact name, then the name without its provider prefix(es) (``openai/gpt-4o`` ->
+    ``gpt-4o``), then the unique catalogue entry whose unprefixed name equals it
+    (``gpt-4o`` -> ``openai/gpt-4o`` when that is the only such key).
+
+    Example:
+        >>> cat = {"gpt-4o": per_million(2.5, 10), "vertex_ai/gemini-pro": per_million(1, 2)}
+        >>> resolve_price("openai/gpt-4o", cat) is cat["gpt-4o"]
+        True
+        >>> resolve_price("gemini-pro", cat) is cat["vertex_ai/gemini-pro"]
+        True
+        >>> resolve_price("nope", cat) is None
+        True
+    """
+    if model is None:
+        return None
+    if model in catalog:
+        return catalog[model]
+    parts = model.split("/")
+    for i in range(1, len(parts)):
+        tail = "/".join(parts[i:])
+        if tail in catalog:
+            return catalog[tail]
+    base = parts[-1]
+    hits = [k for k in catalog if k.rsplit("/", 1)[-1] == base]
+    if len(hits) == 1:
+        return catalog[hits[0]]
+    return None
+
+
+def price_cost(cost: Cost, price: ModelPrice | Mapping[str, ModelPrice] | None) -> PricedCost:
+    """Price one :class:`Cost` and say what could not be priced.
+
+    A rate you pass wins over dollars the source recorded; with neither, the result is
+    ``None``. Reasoning tokens are part of output: without a reasoning rate they are billed at
+    the output rate.
+
+    Example:
+        >>> from ek.agents.base import Cost
+        >>> price_cost(Cost(input_tokens=5, cache_read_tokens=5), per_million(1, 1)).unpriced
+        ('cache_read_tokens',)
+    """
+    if not isinstance(cost, Cost):
+        raise TypeError(f"price_cost expects a Cost, got {type(cost).__name__}: {cost!r:.200}")
+    p: ModelPrice | None
+    if price is None or isinstance(price, ModelPrice):
+        p = price
+    elif isinstance(price, Mapping):
+        p = resolve_price(cost.model, price)
+    else:
+        raise TypeError(
+            f"price must be a ModelPrice, a {{model: ModelPrice}} catalogue or None, got {price!r:.200}"
+        )
+    if p is None:
+        if cost.dollars is not None:
+            return PricedCost(cost.dollars, (), cost.model, "recorded")
+        kinds = tuple(k for k in TOKEN_KINDS if k != "reasoning_tokens" and getattr(cost, k))
+        return PricedCost(None, kinds or ("all",), cost.model, "none")
+    total = 0.0
+    unpriced: list[str] = []
+
+    def add(kind: str, n: int, rate: float | None) -> None:
+        nonlocal total
+        if n == 0:
+            return
+        if rate is None:
+            unpriced.append(kind)
+        else:
+            total += n * rate
+
+    add("input_tokens", cost.input_tokens, p.input)
+    add("cache_read_tokens", cost.cache_read_tokens, p.cache_read)
+    add("cache_write_tokens", cost.cache_write_tokens, p.cache_write)
+    if p.reasoning is not None:
+        add("output_tokens", cost.output_tokens - cost.reasoning_tokens, p.output)
+        add("reasoning_tokens", cost.reasoning_tokens, p.reasoning)
+    else:
+        add("output_tokens", cost.output_tokens, p.output)
+    if unpriced:
+        return PricedCost(None, tuple(unpriced), cost.model, "price")
+    return PricedCost(total, (), cost.model, "price")
+
+
+def dollars(cost: Cost, price: ModelPrice | Mapping[str, ModelPrice] | None) -> float | None:
+    """The dollars of ``cost`` under ``price`` (a :class:`ModelPrice` or a catalogue).
+
+    ``None`` when any used token kind has no rate (never ``0.0``); see :func:`price_cost` for
+    which kinds were unpriced.
+    """
+    return price_cost(cost, price).dollars
+
+
+def episode_dollars(
+    episode: Episode,
+    price: ModelPrice | Mapping[str, ModelPrice] | None = None,
+    *,
+    role: str | None = "agent",
+) -> float | None:
+    """The summed dollars of an episode's costs of ``role`` (``None`` = every role).
+
+    ``None`` when any of them is unpriced, or when the episode recorded no usage at all
+    (unknown usage is not zero usage).
+
+    Example:
+        >>> from ek.agents.base import Cost, Episode
+        >>> ep = Episode("t", cost=[Cost(input_tokens=10**6), Cost(output_tokens=10**6, role="judge")])
+        >>> episode_dollars(ep, per_million(1, 2)), episode_dollars(ep, per_million(1, 2), role=None)
+        (1.0, 3.0)
+    """
+    costs = episode.costs(role)
+    if not costs:
+        return None
+    total = 0.0
+    for c in costs:
+        d = dollars(c, price)
+        if d is None:
+            return None
+        total += d
+    return total
+
+
+def cost_of_pass(total_dollars: float | None, successes: float) -> float | None:
+    """Cost-of-Pass = ``sum(dollars) / sum(successes)`` (arXiv:2504.13359).
+
+    Returns ``inf`` when nothing succeeded (infeasible: not cheap) and ``None`` when the dollars
+    are unknown.
+
+    Raises:
+        ValueError: negative or non-finite inputs.
+    """
+    if isinstance(successes, bool) or not isinstance(successes, (int, float)):
+        raise TypeError(f"successes must be a number, got {successes!r}")
+    if not math.isfinite(successes) or successes < 0:
+        raise ValueError(f"successes must be a finite number >= 0, got {successes!r}")
+    if total_dollars is None:
+        return None
+    d = finite("total_dollars", total_dollars, minimum=0.0)
+    if successes == 0:
+        return math.inf  # nothing succeeded: the cost of one success is unbounded
+    return d / successes
+
+
+@dataclass(frozen=True)
+class UsageTotals:
+    """Summed tokens by kind and dollars (``None`` when any part was unpriced) for one group."""
+
+    tokens: Mapping[str, int]
+    dollars: float | None
+    n_costs: int
+    unpriced: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "tokens": dict(self.tokens),
+            "dollars": self.dollars,
+            "n_costs": self.n_costs,
+            "unpriced": list(self.unpriced),
+        }
+
+
+@dataclass(frozen=True)
+class CostReport:
+    """Where the money went, and what one success costs.
+
+    ``total`` covers every role; ``agent_dollars`` and ``cost_of_pass`` count only the agent's
+    spend (the simulator's and the judge's are shown apart in ``by_role``).
+    """
+
+    n_episodes: int
+    successes: int
+    total: UsageTotals
+    by_role: Mapping[str, UsageTotals]
+    by_model: Mapping[str, UsageTotals]
+    agent_dollars: float | None
+    cost_of_pass: float | None
+    unpriced_models: tuple[str, ...]
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``inf`` written as the string ``"inf"``)."""
+        cop = self.cost_of_pass
+        return {
+            "n_episodes": self.n_episodes,
+            "successes": self.successes,
+            "total": self.total.to_dict(),
+            "by_role": {k: v.to_dict() for k, v in self.by_role.items()},
+            "by_model": {k: v.to_dict() for k, v in self.by_model.items()},
+            "agent_dollars": self.agent_dollars,
+            "cost_of_pass": "inf" if cop is not None and math.isinf(cop) else cop,
+            "unpriced_models": list(self.unpriced_models),
+            "reason": self.reason,
+        }
+
+
+class _Acc:
+    __slots__ = ("dollars", "n", "tokens", "unpriced")
+
+    def __init__(self) -> None:
+        self.tokens = dict.fromkeys(TOKEN_KINDS, 0)
+        self.dollars: float | None = 0.0
+        self.n = 0
+        self.unpriced: set[str] = set()
+
+    def add(self, c: Cost, pc: PricedCost) -> None:
+        self.n += 1
+        for k in TOKEN_KINDS:
+            self.tokens[k] += getattr(c, k)
+        if pc.dollars is None:
+            self.dollars = None
+            self.unpriced.update(pc.unpriced)
+        elif self.dollars is not None:
+            self.dollars += pc.dollars
+
+    def done(self) -> UsageTotals:
+        return UsageTotals(
+            MappingProxyType(dict(self.tokens)),
+            self.dollars if self.n else None,
+            self.n,
+            tuple(sorted(self.unpriced)),
+        )
+
+
+def cost_report(
+    episodes: Iterable[Episode],
+    *,
+    price: ModelPrice | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
+    successes: Sequence[bool] | None = None,
+) -> CostReport:
+    """Totals by token kind, by role and by model, dollars, Cost-of-Pass, and unpriced models.
+
+    Args:
+        episodes: The episodes (all trials of a run).
+        price: One price for every cost (wins over ``prices``).
+        prices: A ``{model: ModelPrice}`` catalogue resolved per cost's model.
+        successes: One verdict per episode; default: each episode's recorded ``success``
+            (``None`` counts as not successful).
+
+    Example:
+        >>> from ek.agents.base import Cost, Episode
+        >>> eps = [Episode("a", cost=Cost(input_tokens=10**6, model="m"), success=True),
+        ...        Episode("b", cost=Cost(input_tokens=10**6, model="m"), success=False)]
+        >>> r = cost_report(eps, prices={"m": per_million(1.0, 4.0)})
+        >>> r.agent_dollars, r.successes, r.cost_of_pass
+        (2.0, 1, 2.0)
+    """
+    eps = list(episodes)
+    if successes is not None and len(successes) != len(eps):
+        raise ValueError(
+            f"cost_report needs one success flag per episode, got {len(successes)} for {len(eps)} episodes"
+        )
+    src: ModelPrice | Mapping[str, ModelPrice] | None = price if price is not None else prices
+    total, agent = _Acc(), _Acc()
+    by_role: dict[str, _Acc] = {}
+    by_model: dict[str, _Acc] = {}
+    unpriced_models: set[str] = set()
+    n_success = 0
+    no_usage = 0
+    for i, ep in enumerate(eps):
+        if not isinstance(ep, Episode):
+            raise TypeError(f"cost_report expects Episodes, item {i} is {type(ep).__name__}")
+        ok = bool(successes[i]) if successes is not None else ep.success is True
+        n_success += ok
+        if not ep.costs("agent"):
+            no_usage += 1
+            agent.dollars = None  # unknown usage is not zero usage
+        for c in ep.cost:
+            pc = price_cost(c, src)
+            total.add(c, pc)
+            by_role.setdefault(c.role, _Acc()).add(c, pc)
+            by_model.setdefault(c.model or "<unknown>", _Acc()).add(c, pc)
+            if c.role == "agent":
+                agent.add(c, pc)
+            if pc.dollars is None:
+                unpriced_models.add(c.model or "<unknown>")
+    agent_dollars = agent.dollars if eps else None
+    cop = cost_of_pass(agent_dollars, n_success)
+    if not eps:
+        reason = "no episodes"
+    elif agent_dollars is None:
+        why = []
+        if unpriced_models:
+            why.append(f"no rate for {sorted(unpriced_models)}")
+        if no_usage:
+            why.append(f"{no_usage} episode(s) recorded no agent usage")
+        reason = "agent dollars unknown: " + "; ".join(why)
+    elif cop is not None and math.isinf(cop):
+        reason = f"${agent_dollars:.6g} spent and no success: Cost-of-Pass is infinite"
+    else:
+        reason = f"${agent_dollars:.6g} for {n_success} success(es) over {len(eps)} episode(s)"
+    return CostReport(
+        n_episodes=len(eps),
+        successes=n_success,
+        total=total.done(),
+        by_role=MappingProxyType({k: v.done() for k, v in sorted(by_role.items())}),
+        by_model=MappingProxyType({k: v.done() for k, v in sorted(by_model.items())}),
+        agent_dollars=agent_dollars,
+        cost_of_pass=cop,
+        unpriced_models=tuple(sorted(unpriced_models)),
+        reason=reason,
+    )
+
+
+# ----------------------------------------------------------------------------- LiteLLM catalogue
+
+#: LiteLLM field -> ModelPrice rate, for the standard tier.
+_LITELLM_FIELDS = {
+    "input_cost_per_token": "input",
+    "output_cost_per_token": "output",
+    "cache_read_input_token_cost": "cache_read",
+    "cache_creation_input_token_cost": "cache_write",
+    "output_cost_per_reasoning_token": "reasoning",
+}
+_TIERS = ("batches", "priority", "flex", "ultrafast")
+_PER_TOKEN = re.compile(
+    r"(_per_token|_token_cost|_per_reasoning_token|_per_audio_token|_per_image_token)"
+)
+
+
+def _tiered(field_name: str, tier: str | None) -> str:
+    return field_name if tier is None else f"{field_name}_{tier}"
+
+
+def load_prices(
+    path: str | os.PathLike[str],
+    *,
+    tier: str | None = None,
+    cache_fallback: bool = False,
+    source: str | None = None,
+) -> dict[str, ModelPrice]:
+    """Parse LiteLLM's ``model_prices_and_context_window.json`` into ``{model: ModelPrice}``.
+
+    The data file only, never the SDK. Rates are USD per token. ``sample_spec`` (documentation)
+    is skipped; a missing rate stays ``None`` (unknown), an explicit ``0.0`` stays zero. Every
+    other per-token rate the entry lists (audio, image, ``*_above_Nk_tokens`` long-context
+    tiers, ``cache_creation_input_token_cost_above_1hr``, service tiers) is kept in
+    ``ModelPrice.extra`` under its LiteLLM name; ek does not apply them, because an episode's
+    :class:`Cost` sums many requests and long-context tiers are decided per request.
+
+    Args:
+        path: The JSON file.
+        tier: A service tier (``"batches"``, ``"priority"``, ``"flex"``, ``"ultrafast"``) whose
+            rates replace the standard ones where the entry lists them.
+        cache_fallback: Bill cache reads/writes at the input rate when the entry has no cache
+            rate, as LiteLLM's own calculator does. Off by default: ek prefers "unknown".
+        source: Recorded in each price's ``source`` (default: the file name).
+
+    Raises:
+        ValueError: the file is not a JSON object, or ``tier`` is unknown.
+    """
+    if tier is not None and tier not in _TIERS:
+        raise ValueError(f"tier must be one of {list(_TIERS)} or None, got {tier!r}")
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"{os.fspath(path)}: expected a JSON object of models, got {type(data).__name__}"
+        )
+    src = source or os.path.basename(os.fspath(path))
+    out: dict[str, ModelPrice] = {}
+    for name, entry in data.items():
+        if name == "sample_spec" or not isinstance(entry, dict):
+            continue
+        rates: dict[str, float | None] = {}
+        for lf, rate in _LITELLM_FIELDS.items():
+            v = entry.get(_tiered(lf, tier), entry.get(lf)) if tier else entry.get(lf)
+            rates[rate] = (
+                float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+            )
+        if cache_fallback and rates["input"] is not None:
+            for k in ("cache_read", "cache_write"):
+                if rates[k] is None:
+                    rates[k] = rates["input"]
+        used = {_tiered(lf, tier) for lf in _LITELLM_FIELDS} | set(_LITELLM_FIELDS)
+        extra = {
+            k: float(v)
+            for k, v in entry.items()
+            if k not in used
+            and _PER_TOKEN.search(k)
+            and isinstance(v, (int, float))
+            and not isinstance(v, bool)
+        }
+        out[name] = ModelPrice(**rates, model=name, source=src, extra=extra)
+    return out

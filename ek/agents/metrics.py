@@ -1,0 +1,327 @@
+"""Task-success and cost-per-successful-task: the two metrics that drive the whole thing.
+
+Two reference-based metrics over an :class:`~ek.agents.base.Episode`, both of which fit
+:func:`ek.evaluate` because their corpus aggregate is a **ratio of two sums**, never a mean of
+per-item scores:
+
+- :class:`TaskSuccessMetric` grades the **final state**, not the surface text. The oracle is
+  *injected*: ek never owns an LLM or a sandbox, so a checker is a plugged-in strategy (a
+  database-state comparison, a hidden-test run, a programmatic predicate). Aggregate = the
+  success **rate**.
+- :class:`CostPerSuccessMetric` is **Cost-of-Pass**: ``E[cost] / P(success)``. Aggregate =
+  ``sum(dollars) / sum(successes)``, ``inf`` when nothing succeeded.
+
+**A safety property, not a nicety:** the checker must run somewhere the agent's trajectory
+cannot reach (see :mod:`ek.agents.verifier`). An audited agent-benchmark red-team produced a
+~10-line ``conftest.py`` that pytest auto-loads and that rewrote *every* test outcome to
+"passed", scoring near-perfect without solving a single task.
+
+Example:
+    >>> from ek.agents.base import Cost, Episode
+    >>> from ek.agents.cost import per_million
+    >>> ep = Episode(task_id="t1", output="42", cost=Cost(input_tokens=1_000_000))
+    >>> TaskSuccessMetric()(ep, "42").value
+    1.0
+    >>> m = CostPerSuccessMetric(price=per_million(2.0, 6.0))
+    >>> round(m(ep, "42").value, 4)          # this episode's dollars
+    2.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ek.base import Score, is_episode
+from ek.canon import default_canonicalizer
+from ek.registry import register, resolve
+
+from .base import TaskSpec
+from .cost import ModelPrice, episode_dollars, price_cost
+
+__all__ = [
+    "Checker",
+    "CostPerSuccessMetric",
+    "TaskSuccessMetric",
+    "check_name",
+    "final_state_match",
+    "output_match",
+    "recorded_success",
+    "resolve_checker",
+    "task_success",
+]
+
+
+@runtime_checkable
+class Checker(Protocol):
+    """The success oracle: did this episode leave the world in the required state?
+
+    Injected, never owned by ek: a real suite plugs in a database-state comparison, a
+    hidden-test runner, or a programmatic predicate. It must run **isolated** from the agent.
+    """
+
+    def __call__(self, episode: Any, gold: Any) -> bool: ...
+
+
+def _gold_value(gold: Any) -> Any:
+    return gold.gold if isinstance(gold, TaskSpec) else gold
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def output_match(episode: Any, gold: Any) -> bool:
+    """Canonicalized exact match on the final answer (the GAIA-style oracle).
+
+    The weakest useful oracle, and the default only because it needs nothing. Prefer a
+    state-based or executable checker whenever the task has one. Strings compare after the
+    default canonicalizer (NFC, casefold, whitespace folded); a number and a string compare by
+    their text (``42`` matches ``"42"``).
+
+    Example:
+        >>> from ek.agents.base import Episode
+        >>> output_match(Episode("t", output="  Paris "), "paris")
+        True
+    """
+    canon = default_canonicalizer()
+    out, g = episode.output, _gold_value(gold)
+    if (
+        isinstance(out, str) != isinstance(g, str)
+        and isinstance(out, (str, int, float))
+        and isinstance(g, (str, int, float))
+    ):
+        out, g = str(out), str(g)
+    return bool(canon(_plain(out)) == canon(_plain(g)))
+
+
+def final_state_match(episode: Any, gold: Any) -> bool:
+    """Compare the episode's **final state** with the goal state (the tau-bench oracle).
+
+    Exact structural equality (tuples and lists are the same; no canonicalisation: a database
+    value that differs in case is a different database). An episode with no final state fails.
+
+    Example:
+        >>> from ek.agents.base import Episode
+        >>> final_state_match(Episode("t", final_state={"o1": "refunded"}), {"o1": "refunded"})
+        True
+    """
+    state = episode.final_state
+    if state is None:
+        return False
+    return bool(_plain(state) == _plain(_gold_value(gold)))
+
+
+def recorded_success(episode: Any, gold: Any) -> bool:
+    """Trust a ``success`` already recorded on the episode (e.g. by an external harness).
+
+    Raises:
+        ValueError: the episode recorded no verdict (``success is None``): an absent verdict
+            is not a failure of the agent, it is a missing measurement.
+    """
+    s = episode.success
+    if s is None:
+        raise ValueError(
+            f"episode {episode.task_id!r} has no recorded success; use another checker"
+        )
+    return bool(s)
+
+
+register("checkers", "output", output_match)
+register("checkers", "final_state", final_state_match)
+register("checkers", "recorded", recorded_success)
+
+
+def resolve_checker(check: str | Callable[[Any, Any], Any] | None) -> Callable[[Any, Any], Any]:
+    """A checker from a registered name (``"output"``, ``"final_state"``, ``"recorded"``, ...), a
+    callable, or ``None`` (``"output"``)."""
+    fn = resolve("checkers", "output" if check is None else check)
+    if not callable(fn):
+        raise TypeError(
+            f"check must be a registered checker name or an (episode, gold) -> bool callable, got {check!r}"
+        )
+    return fn
+
+
+def check_name(check: Any) -> str:
+    """A readable name for a checker (its registered name, ``__name__`` or class name)."""
+    if isinstance(check, str):
+        return check
+    return str(getattr(check, "__name__", type(check).__name__))
+
+
+def _require_episode(pred: Any, metric: str) -> None:
+    if not is_episode(pred):
+        raise TypeError(
+            f"{metric} expects an Episode (task_id, trajectory, output), got {type(pred).__name__}: {pred!r:.200}"
+        )
+
+
+def task_success(episode: Any, gold: Any, check: Callable[[Any, Any], Any]) -> Score:
+    """The pure function behind :class:`TaskSuccessMetric`."""
+    err = getattr(episode, "error", None)
+    if err:
+        # The agent raised or timed out: a counted failure of the agent, not of the checker.
+        ok, reason = False, f"agent error: {err}"
+    else:
+        ok = bool(check(episode, gold))
+        reason = f"{check_name(check)} check {'passed' if ok else 'failed'}"
+    return Score(
+        1.0 if ok else 0.0,
+        {
+            "passed": ok,
+            "successes": int(ok),
+            "n": 1,
+            "higher_is_better": True,
+            "reason": reason,
+            "checker": check_name(check),
+        },
+    )
+
+
+class TaskSuccessMetric:
+    """Did the episode complete the task? (``1.0``/``0.0``; aggregate = success rate).
+
+    Args:
+        check: A :class:`Checker`: a registered name (``"output"``, ``"final_state"``,
+            ``"recorded"``, ``"hidden_tests"`` factories' products...) or any
+            ``(episode, gold) -> bool`` callable. Defaults to ``"output"``; **inject a
+            state-based or executable oracle for a real suite.** ``gold`` may be a
+            :class:`~ek.agents.base.TaskSpec` (its ``gold`` is used by the built-in checkers).
+    """
+
+    name = "task_success"
+    higher_is_better = True
+
+    def __init__(self, check: Any = None) -> None:
+        self.check = "output" if check is None else check
+        self._check = resolve_checker(self.check)
+
+    def __call__(self, pred: Any, gold: Any) -> Score:
+        _require_episode(pred, "TaskSuccessMetric")
+        return task_success(pred, gold, self._check)
+
+    def aggregate(self, scores: Sequence[Score]) -> float:
+        """The success **rate** over the corpus: ``sum(successes) / sum(n)`` (NaN when empty)."""
+        n = sum(float(s.detail.get("n", 1)) for s in scores)
+        if n == 0:
+            return math.nan  # no episode: the rate is undefined
+        return sum(float(s.detail["successes"]) for s in scores) / n
+
+    def __repr__(self) -> str:
+        return f"TaskSuccessMetric(check={check_name(self.check)!r})"
+
+
+def cost_per_success(
+    episode: Any,
+    gold: Any,
+    check: Callable[[Any, Any], Any],
+    price: ModelPrice | Mapping[str, ModelPrice] | None,
+) -> Score:
+    """The pure function behind :class:`CostPerSuccessMetric`: this episode's dollars and success."""
+    ok = task_success(episode, gold, check)
+    src = price
+    d = episode_dollars(episode, src)
+    if d is None:
+        unpriced = sorted({k for c in episode.costs("agent") for k in price_cost(c, src).unpriced})
+        models = sorted({c.model or "<unknown>" for c in episode.costs("agent")})
+        why = (
+            "no agent usage recorded"
+            if not episode.costs("agent")
+            else f"no rate for {unpriced} of {models}"
+        )
+        reason = f"dollars unknown ({why}); {ok.reason}"
+        value = math.nan
+    else:
+        reason = f"${d:.6g}; {ok.reason}"
+        value = d
+    return Score(
+        value,
+        {
+            "dollars": d,
+            "successes": int(ok.detail["successes"]),
+            "success": bool(ok.detail["passed"]),
+            "n": 1,
+            "higher_is_better": False,
+            "reason": reason,
+            "checker": ok.detail["checker"],
+        },
+    )
+
+
+class CostPerSuccessMetric:
+    """Cost-of-Pass: dollars per **successfully completed** task (**lower is better**).
+
+    The per-episode ``Score.value`` is that episode's dollar cost (NaN when unknown); the real
+    number is the corpus :meth:`aggregate`, ``sum(dollars) / sum(successes)``, which is ``inf``
+    when nothing succeeded. ``detail["higher_is_better"]`` is ``False`` on every score so a
+    regression gate reads the direction from the score itself.
+
+    Args:
+        check: The success oracle (as in :class:`TaskSuccessMetric`).
+        price: A :class:`~ek.agents.cost.ModelPrice` applied to every episode, or ``None`` to
+            resolve each cost's model against ``prices``.
+        prices: A ``{model: ModelPrice}`` catalogue (see :func:`ek.agents.cost.load_prices`).
+    """
+
+    name = "cost_per_success"
+    higher_is_better = False
+
+    def __init__(
+        self,
+        check: Any = None,
+        *,
+        price: ModelPrice | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
+    ) -> None:
+        if price is not None and not isinstance(price, ModelPrice):
+            raise TypeError(
+                f"price must be a ModelPrice or None, got {type(price).__name__}: {price!r:.200}"
+            )
+        if prices is not None and not isinstance(prices, Mapping):
+            raise TypeError(
+                f"prices must be a {{model: ModelPrice}} mapping or None, got {type(prices).__name__}"
+            )
+        self.check = "output" if check is None else check
+        self._check = resolve_checker(self.check)
+        self.price = price
+        self.prices = prices
+
+    def __call__(self, pred: Any, gold: Any) -> Score:
+        _require_episode(pred, "CostPerSuccessMetric")
+        src = self.price if self.price is not None else self.prices
+        return cost_per_success(pred, gold, self._check, src)
+
+    def aggregate(self, scores: Sequence[Score]) -> float:
+        """``sum(dollars) / sum(successes)``: a ratio of two sums, never a mean of ratios.
+
+        ``inf`` when nothing succeeded; NaN when any episode's dollars are unknown (an unknown
+        part makes the total unknown) or the corpus is empty.
+        """
+        if not scores:
+            return math.nan
+        total = 0.0
+        for s in scores:
+            d = s.detail.get("dollars")
+            if d is None:
+                return math.nan
+            total += float(d)
+        succ = sum(float(s.detail["successes"]) for s in scores)
+        return math.inf if succ == 0 else total / succ
+
+    def __repr__(self) -> str:
+        return f"CostPerSuccessMetric(check={check_name(self.check)!r}, price={self.price!r}, prices={'<catalogue>' if self.prices else None})"
+
+
+def _register_defaults() -> None:
+    """Register the built-in metric classes in the ``"metrics"`` namespace."""
+    register("metrics", "task_success", TaskSuccessMetric)
+    register("metrics", "cost_per_success", CostPerSuccessMetric)
+
+
+_register_defaults()
