@@ -1,0 +1,224 @@
+"""Ragas multi-turn samples -> ``(Episode, TaskSpec)``, duck-typed (``ragas`` is never imported).
+
+:func:`from_ragas_sample` reads a ``MultiTurnSample`` (anything with ``user_input``), a row dict
+(``{"user_input": [...], "reference_tool_calls": [...], ...}``) or a bare message list. Messages
+may be Ragas objects or the plain dicts Ragas' decorator metrics and datasets turn them into
+(``{"type": "ai", "content": ..., "tool_calls": [...], "metadata": {...}}``).
+
+**Pairing.** A Ragas ``ToolMessage`` has no call id and no tool name, so results pair with calls
+**by position**: each tool message answers the oldest call that has no result yet (FIFO across
+parallel calls). A tool message whose ``metadata["tool_call_id"]`` names a pending call's id
+answers that call instead. A tool message with no pending call raises ``ValueError``.
+
+**Conventions** (message ``metadata``; ``ek.adapters.ragas.to_ragas_sample`` writes them):
+
+==========================  ================================================================
+``usage`` (AI message)      a :class:`~ek.agents.base.Cost` dict, or a list of them
+``tool_call_ids`` (AI)      one id (or ``None``) per entry of ``tool_calls``
+``error`` (tool message)    the step's error message
+``tool_call_id`` (tool)     pair with the pending call of this id instead of by position
+``json`` (any message)      ``True``: ``content`` is JSON-encoded (a non-string observation,
+                            input or output; Ragas requires ``str`` content)
+``task_id``, ``final_state``,  episode fields, on any message (the last one wins); the episode's
+``success``, ``trial``,     error is ``episode_error`` (``error`` is the step error)
+``duration``, ``run``,
+``episode_error``,
+``episode_metadata``
+==========================  ================================================================
+
+The episode's input is the first human message; its output is the last AI message without tool
+calls. The gold is a :class:`~ek.agents.base.TaskSpec` with ``gold`` = ``reference`` and
+``gold_calls`` = ``reference_tool_calls``.
+
+Example:
+    >>> msgs = [
+    ...     {"type": "human", "content": "weather in Paris?"},
+    ...     {"type": "ai", "content": "", "tool_calls": [{"name": "weather", "args": {"city": "Paris"}}],
+    ...      "metadata": {"usage": {"input_tokens": 100, "output_tokens": 10}}},
+    ...     {"type": "tool", "content": '{"c": 20}', "metadata": {"json": True}},
+    ...     {"type": "ai", "content": "20C", "metadata": {"task_id": "w1"}},
+    ... ]
+    >>> ep, gold = from_ragas_sample({"user_input": msgs, "reference": "20C"})
+    >>> ep.task_id, ep.trajectory[0].observation, ep.output, ep.agent_cost.total_tokens
+    ('w1', {'c': 20}, '20C', 110)
+    >>> gold.gold
+    '20C'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, Trajectory
+
+__all__ = ["EPISODE_METADATA_KEYS", "from_ragas_sample"]
+
+#: Episode-level keys read from any message's metadata (the last message that has one wins).
+EPISODE_METADATA_KEYS = (
+    "task_id",
+    "final_state",
+    "success",
+    "trial",
+    "duration",
+    "run",
+    "episode_error",
+    "episode_metadata",
+)
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _kind(msg: Any, i: int) -> str:
+    t = _get(msg, "type")
+    if t is None:
+        t = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool"}.get(
+            type(msg).__name__
+        )
+    t = {"user": "human", "assistant": "ai"}.get(t, t)
+    if t not in ("human", "ai", "tool"):
+        raise ValueError(
+            f"user_input[{i}] must be a human, ai or tool message, got {type(msg).__name__}: {msg!r:.200}"
+        )
+    return str(t)
+
+
+def _content(msg: Any, md: Mapping[str, Any]) -> Any:
+    c = _get(msg, "content")
+    if md.get("json") and isinstance(c, str):
+        return json.loads(c)
+    return c
+
+
+def _costs(value: Any) -> list[Cost]:
+    if value is None:
+        return []
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [c if isinstance(c, Cost) else Cost.from_dict(c) for c in items]
+
+
+def _digest(msgs: list[Any]) -> str:
+    text = json.dumps(
+        [[_get(m, "type"), _get(m, "content")] for m in msgs], default=repr, ensure_ascii=False
+    )
+    return "ragas-" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _parts(sample: Any) -> tuple[list[Any], Any, Any]:
+    if isinstance(sample, (list, tuple)):
+        return list(sample), None, None
+    msgs = _get(sample, "user_input")
+    if not isinstance(msgs, (list, tuple)):
+        raise TypeError(
+            "from_ragas_sample expects a MultiTurnSample, a row with a 'user_input' message list, "
+            f"or a message list; got {type(sample).__name__}: {sample!r:.200}"
+        )
+    return list(msgs), _get(sample, "reference"), _get(sample, "reference_tool_calls")
+
+
+class _Pending:
+    """A step being built: the call, then (maybe) its result."""
+
+    __slots__ = ("args", "error", "id", "observation", "tool")
+
+    def __init__(self, tool: str, args: Any, call_id: Any) -> None:
+        self.tool, self.args = tool, args
+        self.id = None if call_id is None else str(call_id)
+        self.observation: Any = None
+        self.error: str | None = None
+
+    def step(self) -> Step:
+        return Step(self.tool, self.args or {}, self.observation, self.error, self.id)
+
+
+def from_ragas_sample(
+    sample: Any, *, task_id: str | None = None, reference_is_json: bool = False
+) -> tuple[Episode, TaskSpec]:
+    """Convert a Ragas multi-turn sample to an ``(Episode, gold)`` pair (duck-typed).
+
+    Args:
+        sample: A ``MultiTurnSample``, a row mapping with ``user_input`` (and optionally
+            ``reference`` / ``reference_tool_calls``), or a list of messages.
+        task_id: Overrides the task id (else a message's ``metadata["task_id"]``, else a digest
+            of the conversation).
+        reference_is_json: Decode ``reference`` as JSON (e.g. a goal final state for the
+            ``"final_state"`` checker).
+
+    Returns:
+        The episode and a :class:`~ek.agents.base.TaskSpec` gold (``gold_calls`` is ``None``
+        when the sample has no ``reference_tool_calls``).
+
+    Raises:
+        ValueError: a tool message with no pending call, or an unknown message type.
+    """
+    msgs, reference, ref_calls = _parts(sample)
+    all_steps: list[_Pending] = []
+    pending: list[_Pending] = []
+    costs: list[Cost] = []
+    ep_md: dict[str, Any] = {}
+    inp: Any = None
+    out: Any = None
+    for i, m in enumerate(msgs):
+        kind = _kind(m, i)
+        md = dict(_get(m, "metadata") or {})
+        ep_md.update({k: md[k] for k in EPISODE_METADATA_KEYS if k in md})
+        if kind == "human":
+            if inp is None:
+                inp = _content(m, md)
+        elif kind == "ai":
+            calls = list(_get(m, "tool_calls") or [])
+            ids = md.get("tool_call_ids") or [None] * len(calls)
+            if len(ids) != len(calls):
+                raise ValueError(
+                    f"user_input[{i}].metadata['tool_call_ids'] must have one id per tool call "
+                    f"({len(calls)}), got {len(ids)}"
+                )
+            for c, cid in zip(calls, ids):
+                p = _Pending(_get(c, "name"), _get(c, "args"), cid)
+                all_steps.append(p)
+                pending.append(p)
+            if not calls:
+                out = _content(m, md)
+            costs.extend(_costs(md.get("usage")))
+        else:
+            if not pending:
+                raise ValueError(
+                    f"user_input[{i}] is a tool message with no pending tool call to answer "
+                    "(results pair with calls by position)"
+                )
+            want = md.get("tool_call_id")
+            j = next((k for k, p in enumerate(pending) if want is not None and p.id == want), 0)
+            p = pending.pop(j)
+            p.observation = _content(m, md)
+            err = md.get("error")
+            p.error = None if err is None else str(err)
+    tid = task_id or ep_md.get("task_id") or _digest(msgs)
+    run = ep_md.get("run")
+    ep = Episode(
+        task_id=tid,
+        trajectory=Trajectory(p.step() for p in all_steps),
+        output=out,
+        final_state=ep_md.get("final_state"),
+        cost=tuple(costs),
+        success=ep_md.get("success"),
+        run=RunProvenance.from_dict(run) if isinstance(run, Mapping) else run,
+        trial=ep_md.get("trial") or 0,
+        input=inp,
+        error=ep_md.get("episode_error"),
+        duration=ep_md.get("duration"),
+        metadata=ep_md.get("episode_metadata") or {},
+    )
+    if reference_is_json and isinstance(reference, str):
+        reference = json.loads(reference)
+    gold_calls = (
+        None
+        if ref_calls is None
+        else Trajectory(Step(_get(c, "name"), _get(c, "args") or {}) for c in ref_calls)
+    )
+    return ep, TaskSpec(tid, input=inp, gold=reference, gold_calls=gold_calls)
