@@ -471,9 +471,9 @@ _LITELLM_FIELDS = {
     "output_cost_per_reasoning_token": "reasoning",
 }
 _TIERS = ("batches", "priority", "flex", "ultrafast")
-_PER_TOKEN = re.compile(
-    r"(_per_token|_token_cost|_per_reasoning_token|_per_audio_token|_per_image_token)"
-)
+# A LiteLLM field is a per-token rate when it reads "..._cost_per[_<kind>]_token..." or
+# "..._token_cost...". Per-1k-token, per-second, per-character and per-image fields are other units.
+_PER_TOKEN = re.compile(r"cost_per_(?:[a-z]+_)?token(?!s)|_token_cost")
 
 
 def _tiered(field_name: str, tier: str | None) -> str:
