@@ -162,15 +162,18 @@ def _require_episode(pred: Any, metric: str) -> None:
         )
 
 
-def task_success(episode: Any, gold: Any, check: Callable[[Any, Any], Any]) -> Score:
-    """The pure function behind :class:`TaskSuccessMetric`."""
+def task_success(
+    episode: Any, gold: Any, check: Callable[[Any, Any], Any], name: str | None = None
+) -> Score:
+    """The pure function behind :class:`TaskSuccessMetric` (``name`` labels the checker)."""
+    label = name or check_name(check)
     err = getattr(episode, "error", None)
     if err:
         # The agent raised or timed out: a counted failure of the agent, not of the checker.
         ok, reason = False, f"agent error: {err}"
     else:
         ok = bool(check(episode, gold))
-        reason = f"{check_name(check)} check {'passed' if ok else 'failed'}"
+        reason = f"{label} check {'passed' if ok else 'failed'}"
     return Score(
         1.0 if ok else 0.0,
         {
@@ -179,7 +182,7 @@ def task_success(episode: Any, gold: Any, check: Callable[[Any, Any], Any]) -> S
             "n": 1,
             "higher_is_better": True,
             "reason": reason,
-            "checker": check_name(check),
+            "checker": label,
         },
     )
 
@@ -204,7 +207,7 @@ class TaskSuccessMetric:
 
     def __call__(self, pred: Any, gold: Any) -> Score:
         _require_episode(pred, "TaskSuccessMetric")
-        return task_success(pred, gold, self._check)
+        return task_success(pred, gold, self._check, check_name(self.check))
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """The success **rate** over the corpus: ``sum(successes) / sum(n)`` (NaN when empty)."""
@@ -222,9 +225,10 @@ def cost_per_success(
     gold: Any,
     check: Callable[[Any, Any], Any],
     price: ModelPrice | Mapping[str, ModelPrice] | None,
+    name: str | None = None,
 ) -> Score:
     """The pure function behind :class:`CostPerSuccessMetric`: this episode's dollars and success."""
-    ok = task_success(episode, gold, check)
+    ok = task_success(episode, gold, check, name)
     src = price
     d = episode_dollars(episode, src)
     if d is None:
@@ -295,7 +299,7 @@ class CostPerSuccessMetric:
     def __call__(self, pred: Any, gold: Any) -> Score:
         _require_episode(pred, "CostPerSuccessMetric")
         src = self.price if self.price is not None else self.prices
-        return cost_per_success(pred, gold, self._check, src)
+        return cost_per_success(pred, gold, self._check, src, check_name(self.check))
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """``sum(dollars) / sum(successes)``: a ratio of two sums, never a mean of ratios.
