@@ -1,0 +1,41 @@
+"""ek metrics inside DeepEval: ``evaluate()``, ``assert_test()`` and ``deepeval test run``.
+
+:class:`EkMetric` (a DeepEval ``BaseMetric`` for ``LLMTestCase``) and
+:class:`EkConversationalMetric` (a ``BaseConversationalMetric`` for ``ConversationalTestCase``)
+convert each test case to an ek :class:`~ek.agents.base.Episode` and its gold
+(:func:`ek.agents._bridge_deepeval.from_deepeval_test_case`), run the wrapped ek metric, and set
+``score``, ``success``, ``reason`` (ek's reason) and ``verbose_logs`` (ek's ``detail`` as JSON).
+:func:`to_deepeval_test_case` goes the other way.
+
+Needs the extra: ``pip install ek-agents[deepeval]``.
+
+Example:
+    >>> from deepeval.test_case import LLMTestCase
+    >>> from ek.agents import TaskSuccessMetric
+    >>> m = EkMetric(TaskSuccessMetric(), threshold=1.0)
+    >>> m.measure(LLMTestCase(input="2+2?", actual_output="4", expected_output="4"))
+    1.0
+    >>> m.success, m.reason, m.__name__
+    (True, 'output check passed', "ek:TaskSuccessMetric(check='output')")
+"""
+
+from __future__ import annotations
+
+try:
+    import deepeval  # noqa: F401
+except ImportError as _e:  # pragma: no cover - exercised in a test with deepeval hidden
+    raise ImportError(
+        "ek.adapters.deepeval needs DeepEval: pip install ek-agents[deepeval]"
+    ) from _e
+
+from ek.agents._bridge_deepeval import from_deepeval_test_case
+
+from ._convert import to_deepeval_test_case
+from ._metric import EkConversationalMetric, EkMetric
+
+__all__ = [
+    "EkConversationalMetric",
+    "EkMetric",
+    "from_deepeval_test_case",
+    "to_deepeval_test_case",
+]

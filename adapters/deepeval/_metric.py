@@ -1,0 +1,192 @@
+"""The DeepEval metric shells: :class:`EkMetric` and :class:`EkConversationalMetric`.
+
+DeepEval facts these shells are built around (deepeval 4.3.1, see the project notes):
+
+- the default async ``evaluate()`` re-instantiates every metric per test case from
+  ``vars(metric)`` restricted to the ``__init__`` parameters, so **every argument is stored
+  under its own name** and ``__init__`` is cheap and side-effect free;
+- copies are shallow: the wrapped ek metric is shared by concurrent copies (ek metrics are
+  stateless), and each shell writes its results only at the end of ``measure``;
+- ``evaluate()`` always calls ``is_successful()``: it is overridden so a lower-is-better metric
+  (Cost-of-Pass) passes when cheap and fails when costly;
+- a ``TypeError`` escaping ``measure`` makes DeepEval call it again, so ek errors are re-raised
+  as :class:`~ek.adapters._shell.EkAdapterError` (a ``RuntimeError``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from deepeval.metrics import BaseConversationalMetric, BaseMetric
+
+from ek.adapters._shell import (
+    EkAdapterError,
+    detail_json,
+    metric_label,
+    passes,
+    resolve_metric,
+    run_metric,
+)
+from ek.agents._bridge_deepeval import from_deepeval_test_case
+from ek.base import Score
+
+__all__ = ["EkConversationalMetric", "EkMetric"]
+
+_MODEL = "ek-agents (deterministic, no LLM)"
+
+
+class _EkShell:
+    """The behaviour both DeepEval shells share (the host base class comes second in the MRO)."""
+
+    threshold: float
+    score: float | None
+    reason: str | None
+    success: bool | None
+    error: str | None
+    verbose_logs: str | None
+
+    def __init__(
+        self,
+        metric: Any,
+        *,
+        threshold: float,
+        check: Any = None,
+        grammar: Any = None,
+        price: Any = None,
+        prices: Any = None,
+        name: str | None = None,
+        strict_mode: bool = False,
+        include_reason: bool = True,
+        verbose_mode: bool = False,
+        use_trace: bool | None = None,
+    ) -> None:
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            raise TypeError(
+                f"threshold must be a number, got {type(threshold).__name__}: {threshold!r}"
+            )
+        if not math.isfinite(threshold):
+            raise ValueError(f"threshold must be finite, got {threshold!r}")
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"name must be a non-empty str or None, got {name!r}")
+        if use_trace not in (None, True, False):
+            raise TypeError(f"use_trace must be True, False or None, got {use_trace!r}")
+        ek = resolve_metric(metric, check=check, grammar=grammar, price=price, prices=prices)
+        higher = bool(getattr(ek, "higher_is_better", True))
+        if strict_mode and not higher:
+            raise ValueError(
+                f"strict_mode means 'score 1 or fail'; {type(ek).__name__} is lower-is-better "
+                "(a dollar amount): set a threshold instead"
+            )
+        # Every __init__ argument under its own name: DeepEval rebuilds metrics from vars().
+        self.metric = metric
+        self.threshold = 1.0 if strict_mode else float(threshold)
+        self.check = check
+        self.grammar = grammar
+        self.price = price
+        self.prices = prices
+        self.name = name
+        self.strict_mode = strict_mode
+        self.include_reason = include_reason
+        self.verbose_mode = verbose_mode
+        self.use_trace = use_trace
+        self.requires_trace = bool(use_trace)
+        self.evaluation_model = _MODEL
+        self.evaluation_cost = 0.0
+        self.higher_is_better = higher
+        self.ek_score: Score | None = None
+        self._ek = ek
+
+    @property
+    def ek_metric(self) -> Any:
+        """The wrapped ek metric instance."""
+        return self._ek
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        """``name``, else ``"ek:<configuration label>"`` (unique per ek metric configuration)."""
+        return self.name or f"ek:{metric_label(self._ek)}"
+
+    def measure(self, test_case: Any, *args: Any, **kwargs: Any) -> float:
+        """Score one test case; sets ``score``, ``success``, ``reason`` and ``verbose_logs``."""
+        try:
+            try:
+                episode, gold = from_deepeval_test_case(test_case, use_trace=self.use_trace)
+            except (TypeError, ValueError) as e:
+                raise EkAdapterError(
+                    f"{self.__name__}: cannot read the DeepEval test case: {e}"
+                ) from e
+            score = run_metric(self._ek, episode, gold)
+        except EkAdapterError as e:
+            self.error, self.success, self.score, self.ek_score = str(e), False, None, None
+            raise
+        ok = passes(score, self.threshold, higher_is_better=self.higher_is_better)
+        value = score.value
+        if self.strict_mode and not ok:
+            value = 0.0
+        # Assign together at the end: a copy is never seen half-written.
+        self.ek_score = score
+        self.score = value
+        self.reason = score.reason if self.include_reason else None
+        self.verbose_logs = detail_json(score)
+        self.error = None
+        self.success = ok
+        return value
+
+    async def a_measure(self, test_case: Any, *args: Any, **kwargs: Any) -> float:
+        """Async twin of :meth:`measure` (ek metrics are CPU-only and never await)."""
+        return self.measure(test_case)
+
+    def is_successful(self) -> bool:
+        """ek's pass rule (see :func:`ek.adapters._shell.passes`); errors and NaN fail."""
+        if self.error is not None or self.ek_score is None:
+            self.success = False
+        else:
+            self.success = passes(
+                self.ek_score, self.threshold, higher_is_better=self.higher_is_better
+            )
+        return self.success
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.__name__!r}, threshold={self.threshold})"
+
+
+class EkMetric(_EkShell, BaseMetric):
+    """An ek metric as a DeepEval ``BaseMetric`` (for ``LLMTestCase``).
+
+    Args:
+        metric: An ek metric instance, class or registered name (``"task_success"``,
+            ``"cost_per_success"``, ``"tool_calls"``, ``"trajectory"``...).
+        threshold: Pass mark. Higher-is-better metrics pass when ``score >= threshold``;
+            lower-is-better ones (Cost-of-Pass, in dollars) when ``score <= threshold`` and the
+            task succeeded.
+        check: Success checker for a metric built from a name or class.
+        grammar: Cost grammar for a metric built from a name or class.
+        price: A :class:`~ek.agents.cost.ModelPrice` for a metric built from a name or class.
+        prices: A ``{model: ModelPrice}`` catalogue, likewise.
+        name: The DeepEval metric name (default ``"ek:<configuration label>"``).
+        strict_mode: DeepEval's strict mode (threshold 1, score 0 when failing); higher-is-better
+            metrics only.
+        include_reason: Put ek's reason in ``reason``.
+        verbose_mode: Kept for DeepEval (ek prints nothing).
+        use_trace: ``True`` reads the episode from DeepEval's trace (sets ``requires_trace``);
+            ``False`` ignores it; ``None`` uses it when present.
+
+    Example:
+        >>> from deepeval.test_case import LLMTestCase
+        >>> from ek.agents import CostPerSuccessMetric, per_million
+        >>> m = EkMetric(CostPerSuccessMetric(price=per_million(1.0, 2.0)), threshold=0.01)
+        >>> tc = LLMTestCase(input="q", actual_output="a", expected_output="a",
+        ...                  input_token_count=1000, output_token_count=500)
+        >>> m.measure(tc), m.is_successful()
+        (0.002, True)
+    """
+
+
+class EkConversationalMetric(_EkShell, BaseConversationalMetric):
+    """An ek metric as a DeepEval ``BaseConversationalMetric`` (for ``ConversationalTestCase``).
+
+    Steps come from the turns' ``tools_called``; the expected calls from
+    ``metadata["expected_tools"]`` (conversational cases have no such field). Arguments as for
+    :class:`EkMetric`.
+    """

@@ -1,0 +1,184 @@
+"""Framework-free plumbing shared by the host adapters (DeepEval, Ragas).
+
+Resolving the ek metric an adapter wraps (:func:`resolve_metric`), naming one configuration
+uniquely (:func:`metric_label`), running it so that a host never retries on a stray
+``TypeError`` (:func:`run_metric`), the pass/fail rule for both directions (:func:`passes`), and
+JSON-safe details (:func:`json_safe`, :func:`detail_json`). No third-party import.
+
+Example:
+    >>> from ek.agents.base import Episode
+    >>> m = resolve_metric("task_success", check="output")
+    >>> s = run_metric(m, Episode("t", output="4"), "4")
+    >>> s.value, passes(s, 0.5, higher_is_better=True), metric_label(m)
+    (1.0, True, "TaskSuccessMetric(check='output')")
+    >>> detail_json(Score(1.0, {"dollars": float("inf"), "passed": True}))
+    '{"dollars": "Infinity", "passed": true}'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import inspect
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ek.base import Score
+from ek.registry import resolve
+
+__all__ = [
+    "EkAdapterError",
+    "detail_json",
+    "json_safe",
+    "metric_label",
+    "passes",
+    "resolve_metric",
+    "run_metric",
+]
+
+# Modules whose import registers agent metrics by name (absent ones are skipped).
+_METRIC_MODULES = ("ek.agents", "ek.agents.toolcalls", "ek.agents.trajectory")
+
+
+class EkAdapterError(RuntimeError):
+    """An ek metric failed inside a host framework (wraps the original error).
+
+    A ``RuntimeError`` on purpose: DeepEval calls ``measure`` a second time when it raises
+    ``TypeError``, which would run (and fail) the metric twice.
+    """
+
+
+def _load_registrations() -> None:
+    for mod in _METRIC_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:  # a metric module not shipped in this build
+            if e.name != mod:
+                raise
+
+
+def resolve_metric(metric: Any, **options: Any) -> Any:
+    """The ek metric instance an adapter wraps.
+
+    Args:
+        metric: An ek metric instance (``__call__(pred, gold) -> Score``), a metric class, or a
+            registered name (``"task_success"``, ``"cost_per_success"``, ``"tool_calls"``, ...).
+        **options: Constructor arguments (``check=``, ``grammar=``, ``price=``...) for a class
+            or a name; ``None`` values are dropped. Giving any with an instance is an error.
+
+    Raises:
+        ValueError: options given with an instance.
+        TypeError: ``metric`` is not callable, or its class does not take an option.
+    """
+    opts = {k: v for k, v in options.items() if v is not None}
+    if isinstance(metric, str):
+        _load_registrations()
+        metric = resolve("metrics", metric)
+    if isinstance(metric, type):
+        params = inspect.signature(metric).parameters
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        bad = sorted(k for k in opts if k not in params and not takes_any)
+        if bad:
+            raise TypeError(
+                f"{metric.__name__} does not take {bad}; it takes {sorted(params)}"
+            )
+        metric = metric(**opts)
+    elif opts:
+        raise ValueError(
+            f"{sorted(opts)} configure a metric built from a name or class; got an instance "
+            f"({type(metric).__name__}): pass them to its constructor instead"
+        )
+    if not callable(metric):
+        raise TypeError(
+            "metric must be an ek metric (a (episode, gold) -> Score callable), a metric class or "
+            f"a registered name, got {type(metric).__name__}: {metric!r:.200}"
+        )
+    return metric
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def metric_label(metric: Any, max_len: int = 80) -> str:
+    """A deterministic label for one metric configuration (its ``repr`` without addresses).
+
+    A default ``<... object>`` repr is replaced by the class name and the instance's attributes.
+    Longer than ``max_len``: ``"<name>#<8 hex digits of the label's SHA-1>"``.
+    """
+    label = _ADDRESS.sub("", repr(metric))
+    name = getattr(metric, "name", type(metric).__name__)
+    if label.startswith("<"):  # the default object repr says nothing about the configuration
+        state = sorted((k, v) for k, v in getattr(metric, "__dict__", {}).items())
+        label = f"{type(metric).__name__}{_ADDRESS.sub('', repr(state))}"
+    if len(label) <= max_len:
+        return label
+    return f"{name}#{hashlib.sha1(label.encode('utf-8')).hexdigest()[:8]}"
+
+
+def run_metric(metric: Any, episode: Any, gold: Any) -> Score:
+    """``metric(episode, gold)``, checked to return a :class:`~ek.base.Score`.
+
+    Raises:
+        EkAdapterError: the metric raised (``TypeError`` included) or returned no ``Score``.
+    """
+    try:
+        score = metric(episode, gold)
+    except Exception as e:
+        raise EkAdapterError(
+            f"{getattr(metric, 'name', type(metric).__name__)} failed on task "
+            f"{getattr(episode, 'task_id', '?')!r}: {type(e).__name__}: {e}"
+        ) from e
+    if not isinstance(score, Score):
+        raise EkAdapterError(
+            f"{type(metric).__name__} must return an ek Score, got {type(score).__name__}"
+        )
+    return score
+
+
+def passes(score: Score, threshold: float, *, higher_is_better: bool) -> bool:
+    """The host's success flag for ``score`` against ``threshold``.
+
+    Higher is better: ``value >= threshold``. Lower is better (Cost-of-Pass): ``value <=
+    threshold`` **and** the task did not fail (``detail["success"]`` / ``detail["passed"]`` not
+    ``False``): a failed run has an infinite cost per success, however cheap it was. A NaN
+    value never passes.
+    """
+    v = score.value
+    if math.isnan(v):
+        return False
+    if higher_is_better:
+        return v >= threshold
+    if score.detail.get("success") is False or score.detail.get("passed") is False:
+        return False
+    return v <= threshold
+
+
+def json_safe(obj: Any) -> Any:
+    """``obj`` as strict JSON data: non-finite floats become ``"NaN"`` / ``"Infinity"`` /
+    ``"-Infinity"``, tuples and sets lists, other objects their ``repr``."""
+    if isinstance(obj, float):
+        if math.isnan(obj):
+            return "NaN"
+        if math.isinf(obj):
+            return "Infinity" if obj > 0 else "-Infinity"
+        return obj
+    if obj is None or isinstance(obj, (str, int, bool)):
+        return obj
+    if isinstance(obj, Mapping):
+        return {str(k): json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        return sorted((json_safe(v) for v in obj), key=repr)
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict):
+        return json_safe(to_dict())
+    return repr(obj)
+
+
+def detail_json(score: Score) -> str:
+    """The score's ``detail`` as a strict JSON string (see :func:`json_safe`)."""
+    return json.dumps(json_safe(dict(score.detail)), ensure_ascii=False, allow_nan=False)
