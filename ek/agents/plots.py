@@ -1,0 +1,223 @@
+"""Plots of a comparison of runs: pass^k against k, and success against cost with the Pareto
+frontier.
+
+Two pictures a reader of an agent evaluation needs:
+
+* **pass^k against k** for each run (Yao et al., 2024, arXiv:2406.12045): how fast the
+  probability that *all* k attempts succeed decays; an agent whose curve falls steeply is
+  unreliable even when its pass^1 looks fine.
+* **success against cost** per run, with the **Pareto frontier** (the runs no other run beats on
+  both: as cheap or cheaper *and* as successful or more; Kapoor et al., 2024, "AI Agents That
+  Matter", arXiv:2407.01502, argue that agent results must be reported this way).
+
+matplotlib is imported only when a plot is drawn, through its object-oriented API (no pyplot,
+no global backend change); without it :func:`require_matplotlib` raises an ``ImportError`` that
+names ``pip install ek-agents[plot]``. :func:`pareto_frontier` needs nothing.
+
+Example:
+    >>> a = PlotRun("big", {1: 0.9, 2: 0.82}, success=0.9, cost=0.02)
+    >>> b = PlotRun("small", {1: 0.8, 2: 0.66}, success=0.8, cost=0.001)
+    >>> c = PlotRun("bad", {1: 0.7, 2: 0.5}, success=0.7, cost=0.03)
+    >>> [r.name for r in pareto_frontier([a, b, c])]
+    ['small', 'big']
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+__all__ = [
+    "PLOT_EXTRA_HINT",
+    "PlotRun",
+    "pareto_frontier",
+    "plot_cost_success",
+    "plot_pass_hat_k",
+    "plot_report",
+    "require_matplotlib",
+]
+
+PLOT_EXTRA_HINT = "pip install ek-agents[plot]"
+
+
+@dataclass(frozen=True)
+class PlotRun:
+    """What the plots need of one run.
+
+    Args:
+        name: The run's label.
+        pass_hat_k: ``{k: pass^k}`` for k = 1..K (NaN values are not drawn).
+        success: The success rate (pass^1 over all trials).
+        cost: Mean agent dollars per attempt, or ``None`` when unpriced (the run is then left
+            out of the cost plot, never drawn at zero).
+        success_interval: ``(low, high)`` of the success rate's interval (drawn as an error bar).
+        cost_of_pass: Dollars per success (shown in the label when known).
+    """
+
+    name: str
+    pass_hat_k: Mapping[int, float] = field(default_factory=dict)
+    success: float = math.nan
+    cost: float | None = None
+    success_interval: tuple[float, float] | None = None
+    cost_of_pass: float | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"PlotRun.name must be a non-empty str, got {self.name!r}")
+        ks = dict(self.pass_hat_k)
+        for k in ks:
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                raise ValueError(
+                    f"PlotRun {self.name!r}: pass_hat_k keys must be ints >= 1, got {k!r}"
+                )
+        object.__setattr__(self, "pass_hat_k", MappingProxyType(dict(sorted(ks.items()))))
+        if self.cost is not None and (not math.isfinite(self.cost) or self.cost < 0):
+            raise ValueError(
+                f"PlotRun {self.name!r}: cost must be a finite number >= 0 or None, got {self.cost!r}"
+            )
+
+
+def pareto_frontier(runs: Sequence[PlotRun]) -> list[PlotRun]:
+    """The runs on the cost/success Pareto frontier, cheapest first.
+
+    A run is on the frontier when no other run is at most as costly and at least as successful
+    with one of the two strictly better. Runs with unknown cost or NaN success are left out.
+
+    Example:
+        >>> same = [PlotRun("a", success=0.5, cost=1.0), PlotRun("b", success=0.5, cost=1.0)]
+        >>> [r.name for r in pareto_frontier(same)]     # ties dominate nobody
+        ['a', 'b']
+    """
+    pts = [(r.cost, r.success, r) for r in runs if r.cost is not None and not math.isnan(r.success)]
+    front = [
+        (c, s, r)
+        for c, s, r in pts
+        if not any(oc <= c and os_ >= s and (oc < c or os_ > s) for oc, os_, _ in pts)
+    ]
+    return [r for _, _, r in sorted(front, key=lambda x: (x[0], -x[1]))]
+
+
+def require_matplotlib() -> Any:
+    """Import matplotlib's ``Figure`` class, or raise an ``ImportError`` naming the extra."""
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as e:  # pragma: no cover - exercised by a test that hides matplotlib
+        raise ImportError(
+            f"plotting needs matplotlib, which is not installed ({e}); install it with "
+            f"`{PLOT_EXTRA_HINT}`"
+        ) from None
+    return Figure
+
+
+def _fmt_money(x: float | None) -> str:
+    if x is None:
+        return "unpriced"
+    if math.isinf(x):
+        return "inf"
+    return f"${x:.4g}"
+
+
+def _draw_pass_hat_k(ax: Any, runs: Sequence[PlotRun]) -> None:
+    kmax = 1
+    for r in runs:
+        pts = [(k, v) for k, v in r.pass_hat_k.items() if not math.isnan(v)]
+        if not pts:
+            continue
+        kmax = max(kmax, pts[-1][0])
+        ax.plot([k for k, _ in pts], [v for _, v in pts], marker="o", label=r.name)
+    ax.set_xlabel("k (trials that must all succeed)")
+    ax.set_ylabel("pass^k")
+    ax.set_title("Reliability: pass^k against k")
+    ax.set_ylim(0.0, 1.02)
+    ax.set_xticks(list(range(1, kmax + 1)))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower left")
+
+
+def _draw_cost_success(ax: Any, runs: Sequence[PlotRun]) -> None:
+    priced = [r for r in runs if r.cost is not None and not math.isnan(r.success)]
+    for r in priced:
+        yerr = None
+        if r.success_interval is not None:
+            lo, hi = r.success_interval
+            yerr = [[max(0.0, r.success - lo)], [max(0.0, hi - r.success)]]
+        ax.errorbar(
+            [r.cost],
+            [r.success],
+            yerr=yerr,
+            fmt="o",
+            capsize=4,
+            label=f"{r.name} (cost/success {_fmt_money(r.cost_of_pass)})",
+        )
+    front = pareto_frontier(priced)
+    if front:
+        ax.plot(
+            [r.cost for r in front],
+            [r.success for r in front],
+            linestyle="--",
+            color="grey",
+            label="Pareto frontier",
+        )
+    unpriced = [r.name for r in runs if r.cost is None]
+    if unpriced:
+        ax.text(0.02, 0.02, f"unpriced (not drawn): {', '.join(unpriced)}", transform=ax.transAxes)
+    ax.set_xlabel("agent dollars per attempt")
+    ax.set_ylabel("success rate")
+    ax.set_title("Success against cost")
+    ax.set_ylim(0.0, 1.02)
+    costs = [r.cost for r in priced if r.cost is not None]
+    if costs and min(costs) > 0 and max(costs) / min(costs) > 10:
+        ax.set_xscale("log")  # costs an order of magnitude apart: a linear axis hides the cheap run
+    else:
+        ax.set_xlim(left=0.0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right")
+
+
+def _save(fig: Any, path: str | os.PathLike[str]) -> str:
+    p = os.fspath(path)
+    parent = os.path.dirname(p)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(p, dpi=110)
+    return p
+
+
+def _check_runs(runs: Sequence[PlotRun]) -> list[PlotRun]:
+    out = list(runs)
+    if not out:
+        raise ValueError("nothing to plot: expected at least one PlotRun, got none")
+    for r in out:
+        if not isinstance(r, PlotRun):
+            raise TypeError(f"expected PlotRun objects, got {type(r).__name__}: {r!r:.200}")
+    return out
+
+
+def plot_pass_hat_k(runs: Sequence[PlotRun], path: str | os.PathLike[str]) -> str:
+    """Draw pass^k against k for each run into ``path`` (format from its extension); returns it."""
+    rs = _check_runs(runs)
+    fig = require_matplotlib()(figsize=(6, 4.2))
+    _draw_pass_hat_k(fig.add_subplot(1, 1, 1), rs)
+    return _save(fig, path)
+
+
+def plot_cost_success(runs: Sequence[PlotRun], path: str | os.PathLike[str]) -> str:
+    """Draw success against cost per run, with the Pareto frontier, into ``path``; returns it."""
+    rs = _check_runs(runs)
+    fig = require_matplotlib()(figsize=(6, 4.2))
+    _draw_cost_success(fig.add_subplot(1, 1, 1), rs)
+    return _save(fig, path)
+
+
+def plot_report(runs: Sequence[PlotRun], path: str | os.PathLike[str]) -> str:
+    """Both plots side by side in one figure (what ``ek-agents report --plot FILE`` writes)."""
+    rs = _check_runs(runs)
+    fig = require_matplotlib()(figsize=(12, 4.6))
+    _draw_pass_hat_k(fig.add_subplot(1, 2, 1), rs)
+    _draw_cost_success(fig.add_subplot(1, 2, 2), rs)
+    return _save(fig, path)
