@@ -23,7 +23,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from deepeval.test_case import ConversationalTestCase, LLMTestCase, ToolCall, Turn
-
 from ek.agents.base import Episode, Step, TaskSpec, Trajectory
 
 __all__ = ["to_deepeval_test_case"]
@@ -34,7 +33,9 @@ def _text(value: Any) -> str:
 
 
 def _calls(steps: Iterable[Step]) -> list[ToolCall]:
-    return [ToolCall(name=s.tool, input_parameters=dict(s.args), output=s.observation) for s in steps]
+    return [
+        ToolCall(name=s.tool, input_parameters=dict(s.args), output=s.observation) for s in steps
+    ]
 
 
 def _step_meta(steps: Trajectory) -> dict[str, Any]:

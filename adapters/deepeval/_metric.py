@@ -19,7 +19,6 @@ import math
 from typing import Any
 
 from deepeval.metrics import BaseConversationalMetric, BaseMetric
-
 from ek.adapters._shell import (
     EkAdapterError,
     detail_json,

@@ -82,9 +82,7 @@ def resolve_metric(metric: Any, **options: Any) -> Any:
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
         bad = sorted(k for k in opts if k not in params and not takes_any)
         if bad:
-            raise TypeError(
-                f"{metric.__name__} does not take {bad}; it takes {sorted(params)}"
-            )
+            raise TypeError(f"{metric.__name__} does not take {bad}; it takes {sorted(params)}")
         metric = metric(**opts)
     elif opts:
         raise ValueError(
