@@ -1,0 +1,543 @@
+"""The variance-aware agent regression gate (DESIGN rule 7).
+
+Agent metrics are random variables: a point comparison flags noise and misses real regressions.
+:func:`agent_regression_gate` tests the **difference** ``current - baseline`` with both runs'
+uncertainty and declares a regression iff the *upper* bound of the change (in the metric's
+good direction) is below ``-tolerance``:
+
+* **success rate**: Newcombe's hybrid score interval from the raw counts
+  (:func:`~ek.agents.reliability.newcombe_difference`, Newcombe 1998);
+* **pass^k** (k = the largest k both runs support, when >= 2): the mean of per-task estimators,
+  so the two runs' standard errors are combined (:func:`~ek.agents.reliability.difference_interval`);
+* **metrics** both runs scored: a percentile bootstrap over tasks (Efron & Tibshirani 1993) of
+  the difference of each metric's own ratio-of-sums aggregate, resampling each run's tasks
+  independently; the direction comes from ``detail["higher_is_better"]`` first
+  (:func:`ek.harness.metric_direction`), so a **cost** regression is caught.
+
+Not "our interval vs the baseline's point" (the baseline is noisy too: one flake against a lucky
+baseline reads as a confident regression), and not "do the two intervals overlap" (that is
+roughly a 0.5% test, not a 5% one, and goes blind to real drops). ``bench/gate_power.py``
+measures both against this gate.
+
+A lower point estimate whose interval still includes zero passes with an **underpowered**
+warning: it is not evidence of a regression, but not a clean pass either.
+
+**Stratified (paired) variant** (``stratified=True``): on the tasks both runs share, the
+per-task differences ``d_t = rate_current(t) - rate_baseline(t)`` (and per-task pass^k
+differences) are averaged and given a normal interval ``mean(d) ± z·sd(d)/sqrt(T)``; metric
+bootstraps resample the shared tasks jointly. Pairing removes the between-task variance of
+task difficulty, which is most of the variance in a heterogeneous suite, so the test has more
+power. **Assumption:** tasks are the sampling units (the per-task differences are independent
+across tasks, as for a random sample of tasks from the population the suite stands for), and
+the estimand is the task-weighted mean rate (equal to the pooled rate when every task has the
+same number of trials). Tasks only one run has are left out, with a warning.
+
+Refusals (:class:`GateRefusedError`, a ``ValueError``): an empty current run or an empty
+baseline (with no trials every bound is maximally uncertain, so nothing could ever fail: an
+empty baseline would be a permanent free pass), and runs whose simulator, suite_version or
+scaffold differ (:meth:`~ek.agents.base.RunProvenance.incompatibilities`).
+
+Example:
+    >>> from ek.agents.base import RunProvenance
+    >>> from ek.agents.summary import RunSummary
+    >>> run = RunProvenance(agent="bot", suite_version="v1")
+    >>> base = RunSummary(run, k=1, counts={f"t{i}": (1, int(i < 48)) for i in range(60)})
+    >>> cur = RunSummary(run, k=1, counts={f"t{i}": (1, int(i < 30)) for i in range(60)})
+    >>> g = agent_regression_gate(cur, base)
+    >>> g.passed, g.checks[0].verdict, round(g.checks[0].interval.high, 3)
+    (False, 'regression', -0.13)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ek.base import Score
+from ek.harness import to_json_safe
+
+from .reliability import (
+    Interval,
+    difference_interval,
+    newcombe_difference,
+    normal_quantile,
+    pass_hat_k,
+)
+from .summary import RunSummary, metric_aggregator
+
+__all__ = [
+    "GateCheck",
+    "GateRefusedError",
+    "GateResult",
+    "agent_regression_gate",
+    "paired_difference",
+]
+
+_NAN = math.nan
+
+
+class GateRefusedError(ValueError):
+    """The gate cannot compare these runs (empty, or different experiments)."""
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One quantity the gate compared.
+
+    Attributes:
+        name: ``"success_rate"``, ``"pass^k"`` or the metric's name.
+        kind: ``"success_rate"``, ``"pass_hat_k"`` or ``"metric"``.
+        interval: The interval of ``current - baseline`` in the quantity's own units.
+        current: The current run's value.
+        baseline: The baseline's value.
+        higher_is_better: The quantity's direction.
+        tolerance: The allowed worsening.
+        verdict: ``"pass"``, ``"within_tolerance"``, ``"underpowered"`` (a worse point estimate
+            with an interval containing no change: passes, with a warning), ``"regression"``, or
+            ``"undefined"`` (the difference could not be estimated: passes, with a warning).
+        reason: Human-readable explanation.
+        detail: Machine-readable extras (counts, k, tasks used, method).
+    """
+
+    name: str
+    kind: str
+    interval: Interval
+    current: float
+    baseline: float
+    higher_is_better: bool
+    tolerance: float
+    verdict: str
+    reason: str
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def regression(self) -> bool:
+        """True when this check is a statistically supported regression."""
+        return self.verdict == "regression"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A strict-JSON-ready dict."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "interval": self.interval.to_dict(),
+            "current": to_json_safe(self.current),
+            "baseline": to_json_safe(self.baseline),
+            "higher_is_better": self.higher_is_better,
+            "tolerance": self.tolerance,
+            "verdict": self.verdict,
+            "regression": self.regression,
+            "reason": self.reason,
+            "detail": to_json_safe(dict(self.detail)),
+        }
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """The gate's verdict: ``passed`` iff no check is a regression; every check listed."""
+
+    passed: bool
+    checks: tuple[GateCheck, ...]
+    warnings: tuple[str, ...]
+    reason: str
+    tolerance: float
+    confidence: float
+    stratified: bool
+    current: Mapping[str, Any]
+    baseline: Mapping[str, Any]
+
+    @property
+    def regressions(self) -> tuple[GateCheck, ...]:
+        """The checks that regressed."""
+        return tuple(c for c in self.checks if c.regression)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A strict-JSON-ready dict."""
+        return {
+            "passed": self.passed,
+            "reason": self.reason,
+            "tolerance": self.tolerance,
+            "confidence": self.confidence,
+            "stratified": self.stratified,
+            "checks": [c.to_dict() for c in self.checks],
+            "warnings": list(self.warnings),
+            "current": dict(self.current),
+            "baseline": dict(self.baseline),
+        }
+
+
+# ----------------------------------------------------------------------------- intervals
+
+
+def paired_difference(
+    current: Sequence[float], baseline: Sequence[float], confidence: float = 0.95
+) -> Interval:
+    """Normal interval for the mean of paired differences ``current[t] - baseline[t]``.
+
+    ``mean(d) ± z * sd(d) / sqrt(T)`` with the sample standard deviation (ddof 1) of the
+    per-task differences: the large-sample paired comparison (e.g. Casella & Berger,
+    "Statistical Inference", 2nd ed., §10.4; the normal form of the paired t interval). For
+    values in [0, 1] the bounds are clipped to [-1, 1]. Fewer than two pairs: maximally
+    uncertain bounds, with a reason.
+
+    Example:
+        >>> iv = paired_difference([1.0, 0.5, 0.0, 1.0], [1.0, 1.0, 0.5, 1.0])
+        >>> round(iv.point, 4), round(iv.low, 4), round(iv.high, 4)
+        (-0.25, -0.5329, 0.0329)
+    """
+    if len(current) != len(baseline):
+        raise ValueError(
+            f"paired_difference needs one baseline value per current value, got "
+            f"{len(current)} and {len(baseline)}"
+        )
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    method = "paired-task-difference-normal"
+    cur = [float(x) for x in current]
+    base = [float(x) for x in baseline]
+    unit = all(0.0 <= v <= 1.0 for v in cur + base)
+    lo_d, hi_d = (-1.0, 1.0) if unit else (_NAN, _NAN)
+    d = [a - b for a, b in zip(cur, base)]
+    if not d:
+        return Interval(_NAN, lo_d, hi_d, confidence, method, "no shared task")
+    m = math.fsum(d) / len(d)
+    if len(d) < 2:
+        return Interval(m, lo_d, hi_d, confidence, method, "one shared task: no variance estimate")
+    var = math.fsum((x - m) ** 2 for x in d) / (len(d) - 1)
+    half = normal_quantile(1.0 - (1.0 - confidence) / 2.0) * math.sqrt(var / len(d))
+    low, high = m - half, m + half
+    if unit:
+        low, high = max(-1.0, low), min(1.0, high)
+    return Interval(m, low, high, confidence, method)
+
+
+def _pct(xs: Sequence[float], q: float) -> float:
+    pos = q * (len(xs) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    a, b = xs[lo], xs[hi]
+    if a == b or math.isinf(a) or math.isinf(b):
+        return a if pos - lo < 0.5 else b
+    return a + (b - a) * (pos - lo)
+
+
+def _bootstrap_difference(
+    agg: Callable[[Sequence[Score]], float],
+    cur: Mapping[str, Sequence[Score]],
+    base: Mapping[str, Sequence[Score]],
+    shared: Sequence[str] | None,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> Interval:
+    def flat(scores: Mapping[str, Sequence[Score]], ids: Sequence[str]) -> list[Score]:
+        return [s for t in ids for s in scores[t]]
+
+    cur_ids = list(shared) if shared is not None else list(cur)
+    base_ids = list(shared) if shared is not None else list(base)
+    kind = "paired" if shared is not None else "independent"
+    method = f"task-bootstrap-{kind}(n_resamples={n_resamples}, seed={seed})"
+    point = agg(flat(cur, cur_ids)) - agg(flat(base, base_ids))
+    if math.isnan(point):
+        return Interval(_NAN, _NAN, _NAN, confidence, method, "an aggregate is undefined (NaN)")
+    rng = random.Random(seed)
+    reps: list[float] = []
+    nc, nb = len(cur_ids), len(base_ids)
+    for _ in range(n_resamples):
+        ic = [rng.randrange(nc) for _ in range(nc)]
+        ib = ic if shared is not None else [rng.randrange(nb) for _ in range(nb)]
+        r = agg(flat(cur, [cur_ids[i] for i in ic])) - agg(flat(base, [base_ids[i] for i in ib]))
+        reps.append(r)
+    good = sorted(r for r in reps if not math.isnan(r))
+    alpha = 1.0 - confidence
+    if len(reps) - len(good) > alpha / 2 * len(reps) or not good:
+        return Interval(
+            point, _NAN, _NAN, confidence, method,
+            f"{len(reps) - len(good)} of {len(reps)} replicates undefined",
+        )  # fmt: skip
+    low, high = _pct(good, alpha / 2), _pct(good, 1 - alpha / 2)
+    if not math.isinf(point):
+        low, high = min(low, point), max(high, point)
+    return Interval(point, low, high, confidence, method)
+
+
+# ----------------------------------------------------------------------------- verdicts
+
+
+def _verdict(
+    name: str,
+    kind: str,
+    iv: Interval,
+    cur: float,
+    base: float,
+    hib: bool,
+    tol: float,
+    detail: Mapping[str, Any],
+    warnings: list[str],
+) -> GateCheck:
+    # the change in the good direction: its upper bound decides
+    if hib:
+        imp_point, imp_high = iv.point, iv.high
+    else:
+        imp_point, imp_high = -iv.point, -iv.low
+    ci = f"{iv.point:+.4g} [{iv.low:+.4g}, {iv.high:+.4g}]"
+    better = "higher" if hib else "lower"
+    if math.isnan(imp_point) or math.isnan(imp_high):
+        verdict = "undefined"
+        reason = f"change cannot be estimated ({iv.reason or 'undefined value'}); not gated"
+        warnings.append(f"{name}: {reason}")
+    elif imp_high < -tol:
+        verdict = "regression"
+        reason = (
+            f"regression: change {ci} ({better} is better); the whole interval is worse than "
+            f"the tolerance {tol:g}"
+        )
+    elif imp_high < 0:
+        verdict = "within_tolerance"
+        reason = f"worse, but within the tolerance {tol:g}: change {ci}"
+    elif imp_point < 0:
+        verdict = "underpowered"
+        reason = (
+            f"underpowered: the point estimate is worse ({iv.point:+.4g}) but the interval "
+            f"[{iv.low:+.4g}, {iv.high:+.4g}] includes no change; not evidence of a regression, "
+            "not a clean pass: run more trials or tasks"
+        )
+        warnings.append(f"{name}: {reason}")
+    else:
+        verdict = "pass"
+        reason = f"no regression: change {ci} ({better} is better)"
+    return GateCheck(
+        name, kind, iv, cur, base, hib, tol, verdict, reason, MappingProxyType(dict(detail))
+    )
+
+
+def _as_summary(x: Any, label: str) -> RunSummary:
+    if isinstance(x, RunSummary):
+        return x
+    summary = getattr(x, "summary", None)
+    if callable(summary):
+        s = summary()
+        if isinstance(s, RunSummary):
+            return s
+    if isinstance(x, (str, os.PathLike)):
+        from .runs import load_run
+
+        return load_run(x)
+    raise TypeError(
+        f"{label} must be a SuiteResult, a RunSummary or a path to a run, got {type(x).__name__}"
+    )
+
+
+def agent_regression_gate(
+    current: Any,
+    baseline: Any,
+    *,
+    tolerance: float = 0.0,
+    confidence: float = 0.95,
+    stratified: bool = False,
+    k: int | None = None,
+    tolerances: Mapping[str, float] | None = None,
+    metrics: bool = True,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> GateResult:
+    """Is ``current`` a statistically supported regression from ``baseline``?
+
+    See the module docstring for the tests, the stratified variant and its assumption.
+
+    Args:
+        current: A :class:`~ek.agents.harness.SuiteResult`, a
+            :class:`~ek.agents.summary.RunSummary`, or a path (store, baseline, Inspect log).
+        baseline: The same kinds (usually :func:`~ek.agents.harness.load_agent_baseline`).
+        tolerance: The allowed worsening, in each quantity's own units (>= 0).
+        confidence: Two-sided coverage of every interval.
+        stratified: Use the paired, task-stratified tests on the shared tasks.
+        k: The pass^k to check (default: the largest k both runs support; none below 2).
+        tolerances: Per-check tolerances by check name (``"success_rate"``, ``"pass^k"``, a
+            metric's name), overriding ``tolerance``.
+        metrics: Gate the metrics both runs scored (default ``True``).
+        n_resamples: Bootstrap replicates for the metric checks.
+        seed: Bootstrap seed (the gate is deterministic for a given seed).
+
+    Raises:
+        GateRefusedError: an empty run or baseline, or incomparable provenance.
+    """
+    cur = _as_summary(current, "current")
+    base = _as_summary(baseline, "baseline")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
+        raise TypeError(f"tolerance must be a number >= 0, got {tolerance!r}")
+    if not tolerance >= 0 or math.isinf(tolerance):
+        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    tols = dict(tolerances or {})
+    for name, t in tols.items():
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0:
+            raise ValueError(f"tolerances[{name!r}] must be a number >= 0, got {t!r}")
+    if base.is_empty:
+        raise GateRefusedError(
+            "the baseline has no trial: with no data every bound is maximally uncertain, so an "
+            "empty baseline would pass every future run; re-create it from a real run"
+        )
+    if cur.is_empty:
+        raise GateRefusedError(
+            "the current run has no trial: an empty run would pass any gate; nothing was measured"
+        )
+    bad = cur.run.incompatibilities(base.run)
+    if bad:
+        what = ", ".join(
+            f"{key} {theirs!r} (baseline) vs {mine!r} (current)" for key, mine, theirs in bad
+        )
+        raise GateRefusedError(
+            f"the runs are not comparable: {what}. A different simulator, suite version or "
+            "scaffold is a different experiment; re-baseline instead"
+        )
+    warnings: list[str] = []
+    checks: list[GateCheck] = []
+    cur_counts = {t: nc for t, nc in cur.counts.items() if nc[0] > 0}
+    base_counts = {t: nc for t, nc in base.counts.items() if nc[0] > 0}
+    shared: list[str] | None = None
+    if stratified:
+        shared = sorted(set(cur_counts) & set(base_counts))
+        only_c = sorted(set(cur_counts) - set(base_counts))
+        only_b = sorted(set(base_counts) - set(cur_counts))
+        if only_c or only_b:
+            warnings.append(
+                f"stratified: {len(only_c)} task(s) only in current and {len(only_b)} only in the "
+                f"baseline are left out (e.g. {(only_c + only_b)[:5]})"
+            )
+        if len(shared) < 2:
+            raise GateRefusedError(
+                f"stratified comparison needs at least 2 tasks both runs ran, got {len(shared)}"
+            )
+
+    def tol_for(name: str) -> float:
+        return float(tols.get(name, tolerance))
+
+    # 1. success rate
+    nc_, cc_ = sum(n for n, _ in cur_counts.values()), sum(c for _, c in cur_counts.values())
+    nb_, cb_ = sum(n for n, _ in base_counts.values()), sum(c for _, c in base_counts.values())
+    if shared is None:
+        iv = newcombe_difference(cc_, nc_, cb_, nb_, confidence)
+        cur_v, base_v = cc_ / nc_, cb_ / nb_
+        det: dict[str, Any] = {"current": [cc_, nc_], "baseline": [cb_, nb_], "method": iv.method}
+    else:
+        rc = [cur_counts[t][1] / cur_counts[t][0] for t in shared]
+        rb = [base_counts[t][1] / base_counts[t][0] for t in shared]
+        iv = paired_difference(rc, rb, confidence)
+        cur_v, base_v = sum(rc) / len(rc), sum(rb) / len(rb)
+        det = {"tasks": len(shared), "method": iv.method, "estimand": "task-weighted mean rate"}
+    checks.append(
+        _verdict(
+            "success_rate",
+            "success_rate",
+            iv,
+            cur_v,
+            base_v,
+            True,
+            tol_for("success_rate"),
+            det,
+            warnings,
+        )
+    )
+
+    # 2. pass^k
+    min_n = min(n for n, _ in (*cur_counts.values(), *base_counts.values()))
+    kk = min(cur.k, base.k, min_n) if k is None else int(k)
+    if k is not None and kk > min_n:
+        raise ValueError(f"k={k} exceeds the smallest per-task trial count {min_n} of the two runs")
+    if kk >= 2:
+        name = f"pass^{kk}"
+        if shared is None:
+            pc = [pass_hat_k(n, c, kk) for n, c in cur_counts.values()]
+            pb = [pass_hat_k(n, c, kk) for n, c in base_counts.values()]
+            iv = difference_interval(pc, pb, confidence)
+        else:
+            pc = [pass_hat_k(*cur_counts[t], kk) for t in shared]
+            pb = [pass_hat_k(*base_counts[t], kk) for t in shared]
+            iv = paired_difference(pc, pb, confidence)
+        checks.append(
+            _verdict(
+                name,
+                "pass_hat_k",
+                iv,
+                sum(pc) / len(pc),
+                sum(pb) / len(pb),
+                True,
+                tol_for(name),
+                {"k": kk, "method": iv.method},
+                warnings,
+            )
+        )
+    else:
+        warnings.append("pass^k not checked: a run has fewer than 2 trials per task")
+
+    # 3. metrics
+    if metrics:
+        for name in sorted(set(cur.metrics) | set(base.metrics)):
+            if name not in cur.metrics or name not in base.metrics:
+                warnings.append(f"metric {name!r} is in only one run; not compared")
+                continue
+            mc, mb = cur.metrics[name], base.metrics[name]
+            if mc.higher_is_better != mb.higher_is_better:
+                raise GateRefusedError(
+                    f"metric {name!r} changed direction (higher_is_better {mb.higher_is_better} "
+                    f"in the baseline, {mc.higher_is_better} now): not the same metric"
+                )
+            agg, exact = metric_aggregator(name)
+            sc = {t: ss for t, ss in mc.scores.items() if ss}
+            sb = {t: ss for t, ss in mb.scores.items() if ss}
+            ids = None
+            if shared is not None:
+                ids = [t for t in shared if t in sc and t in sb]
+                if len(ids) < 2:
+                    warnings.append(f"metric {name!r}: fewer than 2 shared tasks; not compared")
+                    continue
+            if not sc or not sb:
+                warnings.append(f"metric {name!r} has no scores in a run; not compared")
+                continue
+            iv = _bootstrap_difference(agg, sc, sb, ids, confidence, n_resamples, seed)
+            use = ids if ids is not None else None
+            cv = agg([s for t in (use or sc) for s in sc[t]])
+            bv = agg([s for t in (use or sb) for s in sb[t]])
+            det = {"method": iv.method, "exact_aggregate": exact}
+            if not exact:
+                warnings.append(
+                    f"metric {name!r} is not registered: the mean of its per-trial values was "
+                    "gated instead of its own aggregate"
+                )
+            checks.append(
+                _verdict(
+                    name, "metric", iv, cv, bv, mc.higher_is_better, tol_for(name), det, warnings
+                )
+            )
+
+    regressions = [c.name for c in checks if c.regression]
+    passed = not regressions
+    if regressions:
+        reason = f"regression in {regressions}"
+    else:
+        under = [c.name for c in checks if c.verdict == "underpowered"]
+        reason = f"no regression in {len(checks)} check(s)" + (
+            f" (underpowered: {under})" if under else ""
+        )
+    return GateResult(
+        passed=passed,
+        checks=tuple(checks),
+        warnings=tuple(warnings),
+        reason=reason,
+        tolerance=float(tolerance),
+        confidence=float(confidence),
+        stratified=stratified,
+        current=MappingProxyType(
+            {"run": cur.run.to_dict(), "n_trials": cur.n_trials, "source": cur.source}
+        ),
+        baseline=MappingProxyType(
+            {"run": base.run.to_dict(), "n_trials": base.n_trials, "source": base.source}
+        ),
+    )

@@ -1,0 +1,321 @@
+"""The trial store: a JSON-lines file that makes a suite run resumable.
+
+Layout: the first line is a **header** (``{"ek_store": 1, "run": RunProvenance, "suite":
+{"fingerprint", "tasks"}, "k", "seed", "ek_version", ...}``); every further line is one
+**finished trial** (``{"task_id", "trial", "success", "check", "episode", "scores"}``).
+
+Durability, precisely:
+
+* Each trial's line is written with one ``write`` and **flushed** to the operating system as
+  soon as the trial finishes, so a killed process (SIGKILL, OOM, a crash) loses no finished trial:
+  the kernel still holds the bytes.
+* ``fsync`` (to survive a **power loss** or kernel crash) is done in batches (group commit):
+  after every ``fsync_every`` trials (default 64) or, when a trial finishes, if
+  ``fsync_interval`` seconds (default 1.0) have passed since the last one; and always on
+  :meth:`TrialStore.close`. A power loss can therefore cost the trials written since the last
+  fsync: at most ``fsync_every - 1`` trials, or those of the last ``fsync_interval`` seconds
+  (longer only if no trial finished since then to trigger the timed sync). Lost trials are simply
+  re-run on resume.
+* A crash in the middle of a ``write`` can leave a **torn last line** (no trailing newline, not
+  valid JSON). Opening the store detects it and truncates it away (earlier lines are untouched);
+  a complete last line that merely lacks its newline is kept. A malformed line *before* the last
+  one is corruption, not a crash, and is refused.
+* Opening an existing store with a different provenance, suite fingerprint or ``k`` is refused:
+  mixing trials of two experiments would silently corrupt both.
+
+Example:
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+    >>> h = {"run": {"agent": "bot"}, "suite": {"fingerprint": "f"}, "k": 2}
+    >>> with TrialStore.open(p, h) as st:
+    ...     st.append({"task_id": "a", "trial": 0, "success": True, "episode": {"task_id": "a"}})
+    >>> st = TrialStore.open(p, h); sorted(st.finished); st.close()
+    [('a', 0)]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import IO, Any
+
+from ek.harness import from_json_safe, to_json_safe
+
+__all__ = [
+    "STORE_VERSION",
+    "StoreError",
+    "StoreMismatchError",
+    "StoreSnapshot",
+    "TrialStore",
+    "read_store",
+]
+
+#: Format version of the header line.
+STORE_VERSION = 1
+_COMPARED = ("run", "suite", "k")
+
+
+class StoreError(ValueError):
+    """A store file is unreadable or corrupt (the message names the file and the line)."""
+
+
+class StoreMismatchError(StoreError):
+    """The store belongs to another experiment (different provenance, suite or k)."""
+
+
+def _dumps(obj: Any) -> str:
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (ValueError, TypeError):  # NaN/inf or a non-JSON object somewhere: take the slow path
+        return json.dumps(
+            to_json_safe(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
+
+
+def _loads(line: str) -> Any:
+    return from_json_safe(json.loads(line))
+
+
+@dataclass(frozen=True)
+class StoreSnapshot:
+    """What a store file holds: its header, its finished trial records, and whether its last
+    line was torn (and would be repaired by :meth:`TrialStore.open`)."""
+
+    path: str
+    header: Mapping[str, Any]
+    records: tuple[Mapping[str, Any], ...]
+    torn_tail: bool
+
+
+def _key(rec: Mapping[str, Any], where: str) -> tuple[str, int]:
+    t, i = rec.get("task_id"), rec.get("trial")
+    if not isinstance(t, str) or isinstance(i, bool) or not isinstance(i, int):
+        raise StoreError(
+            f"{where}: a trial record needs str task_id and int trial, got {t!r}, {i!r}"
+        )
+    return t, i
+
+
+def _parse(path: str, data: bytes) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int, bool]:
+    """Header, records (first of each (task, trial) kept), the byte length of the valid prefix,
+    and whether a torn tail was found."""
+    end = len(data)
+    torn = False
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        tail = data[cut:]
+        try:
+            rec = _loads(tail.decode("utf-8"))
+            complete = isinstance(rec, dict)
+        except (UnicodeDecodeError, ValueError):
+            complete = False
+        if not complete:
+            end, torn = cut, True
+    lines = data[:end].split(b"\n")
+    header: dict[str, Any] | None = None
+    records: list[dict[str, Any]] = []
+    seen: set[tuple[str, int]] = set()
+    for no, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = _loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as e:
+            raise StoreError(
+                f"{path}:{no}: corrupt line (not JSON: {e}); refusing to guess"
+            ) from None
+        if not isinstance(obj, dict):
+            raise StoreError(f"{path}:{no}: expected a JSON object, got {type(obj).__name__}")
+        if header is None:
+            if "ek_store" not in obj:
+                raise StoreError(f"{path}:{no}: not an ek-agents trial store (no header line)")
+            if obj["ek_store"] != STORE_VERSION:
+                raise StoreError(
+                    f"{path}: store format {obj['ek_store']!r} is not supported "
+                    f"(this ek reads {STORE_VERSION})"
+                )
+            header = obj
+            continue
+        key = _key(obj, f"{path}:{no}")
+        if key in seen:
+            continue  # cannot happen through TrialStore; keep the first verdict if it does
+        seen.add(key)
+        records.append(obj)
+    return header, records, end, torn
+
+
+def read_store(path: str | os.PathLike[str]) -> StoreSnapshot:
+    """Read a store without modifying it (a torn last line is ignored, not repaired).
+
+    Raises:
+        StoreError: the file has no header or a corrupt line before the last one.
+    """
+    p = os.fspath(path)
+    with open(p, "rb") as fh:
+        data = fh.read()
+    header, records, _, torn = _parse(p, data)
+    if header is None:
+        raise StoreError(f"{p}: empty trial store (no header line)")
+    return StoreSnapshot(p, header, tuple(records), torn)
+
+
+class TrialStore:
+    """An append-only, resumable JSON-lines log of finished trials (see the module docstring).
+
+    Use :meth:`open`; :attr:`records` holds the trials already in the file and :attr:`finished`
+    their ``(task_id, trial)`` keys. Not thread-safe: append from one thread (the harness
+    appends from its event loop).
+    """
+
+    def __init__(
+        self,
+        path: str,
+        fh: IO[str],
+        header: Mapping[str, Any],
+        records: list[dict[str, Any]],
+        *,
+        fsync_every: int,
+        fsync_interval: float,
+        repaired: bool,
+    ) -> None:
+        self.path = path
+        self.header = dict(header)
+        self.records: list[dict[str, Any]] = records
+        self.finished: set[tuple[str, int]] = {_key(r, path) for r in records}
+        self.repaired = repaired
+        self._fh: IO[str] | None = fh
+        self._every = fsync_every
+        self._interval = fsync_interval
+        self._pending = 0
+        self._last_sync = time.monotonic()
+        self.n_fsyncs = 0
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        header: Mapping[str, Any],
+        *,
+        fsync_every: int = 64,
+        fsync_interval: float = 1.0,
+    ) -> TrialStore:
+        """Open (or create) the store at ``path`` for an experiment described by ``header``.
+
+        A new or empty file gets ``header`` as its first line. An existing one must have the
+        same ``run``, ``suite`` and ``k`` (else :class:`StoreMismatchError`); a torn last line
+        is truncated away.
+
+        Args:
+            path: The JSON-lines file.
+            header: ``run`` (provenance dict), ``suite`` (with a ``fingerprint``), ``k`` and any
+                other fields to record (``ek_store`` is added).
+            fsync_every: fsync after this many appended trials (>= 1).
+            fsync_interval: ...or when this many seconds passed since the last fsync (> 0).
+        """
+        if isinstance(fsync_every, bool) or not isinstance(fsync_every, int) or fsync_every < 1:
+            raise ValueError(f"fsync_every must be an int >= 1, got {fsync_every!r}")
+        if not isinstance(fsync_interval, (int, float)) or not fsync_interval > 0:
+            raise ValueError(f"fsync_interval must be a number > 0, got {fsync_interval!r}")
+        missing = [k for k in _COMPARED if k not in header]
+        if missing:
+            raise ValueError(f"a store header needs {list(_COMPARED)}, missing {missing}")
+        p = os.fspath(path)
+        want = {"ek_store": STORE_VERSION, **to_json_safe(dict(header))}
+        existing = b""
+        if os.path.exists(p):
+            with open(p, "rb") as rfh:
+                existing = rfh.read()
+        old, records, end, torn = _parse(p, existing)
+        if old is None:
+            # new, empty, or only a torn header: start afresh
+            fh = open(p, "w", encoding="utf-8")  # noqa: SIM115 (the store owns the handle)
+            fh.write(_dumps(want) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+            return cls(
+                p,
+                fh,
+                want,
+                [],
+                fsync_every=fsync_every,
+                fsync_interval=fsync_interval,
+                repaired=bool(existing),
+            )
+        diffs = [k for k in _COMPARED if to_json_safe(old.get(k)) != want.get(k)]
+        if diffs:
+            detail = "; ".join(
+                f"{k}: store has {old.get(k)!r:.300}, run has {want.get(k)!r:.300}" for k in diffs
+            )
+            raise StoreMismatchError(
+                f"{p} belongs to another experiment ({detail}). Resume only with the same "
+                "provenance, suite and k, or use a new store file."
+            )
+        if end < len(existing):
+            with open(p, "r+b") as bfh:  # repair: cut the torn tail, keep every complete line
+                bfh.truncate(end)
+                bfh.flush()
+                os.fsync(bfh.fileno())
+        fh = open(p, "a", encoding="utf-8")  # noqa: SIM115
+        if end and not existing[:end].endswith(b"\n"):
+            fh.write("\n")  # a complete last line without its newline: terminate it
+            fh.flush()
+        return cls(
+            p,
+            fh,
+            old,
+            records,
+            fsync_every=fsync_every,
+            fsync_interval=fsync_interval,
+            repaired=torn,
+        )
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Write one finished trial as one line, flush it, and fsync per the group-commit policy."""
+        if self._fh is None:
+            raise ValueError(f"{self.path}: the store is closed")
+        key = _key(record, self.path)
+        line = _dumps(record) + "\n"
+        self._fh.write(line)
+        self._fh.flush()
+        self.finished.add(key)
+        self._pending += 1
+        if self._pending >= self._every or time.monotonic() - self._last_sync >= self._interval:
+            self.sync()
+
+    def sync(self) -> None:
+        """fsync what has been written (no-op when nothing is pending)."""
+        if self._fh is None or self._pending == 0:
+            return
+        os.fsync(self._fh.fileno())
+        self._pending = 0
+        self._last_sync = time.monotonic()
+        self.n_fsyncs += 1
+
+    def close(self) -> None:
+        """fsync and close (idempotent)."""
+        if self._fh is None:
+            return
+        try:
+            self._fh.flush()
+            self.sync()
+        finally:
+            self._fh.close()
+            self._fh = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.records)
+
+    def __enter__(self) -> TrialStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,908 @@
+"""``run_suite``: k trials of every task, checked, scored, persisted and resumable.
+
+**The agent.** A sync or async callable, ``agent(task)`` or ``agent(task, context)`` (the second
+form is used when the signature accepts two positional arguments). ``task`` is the
+:class:`~ek.agents.base.TaskSpec`; ``context`` is a :class:`TrialContext` whose ``seed`` is
+derived deterministically from the run seed, the task id and the trial (:func:`trial_seed`), so a
+stochastic agent that draws from ``context.rng`` is reproducible. It returns:
+
+* an :class:`~ek.agents.base.Episode` (the harness fills ``trial`` always, and ``run`` and
+  ``duration`` when missing; a different ``task_id`` is an agent failure), or
+* a mapping or object with ``output`` / ``trajectory`` / ``final_state`` / ``cost`` (and optionally
+  ``metadata``), or
+* any other value, taken as the ``output``.
+
+**Faults.** An agent that raises, times out (``timeout`` seconds) or returns something that is not
+a valid episode gives a *failed trial* with ``Episode.error`` set: an agent failure, counted as
+such (``SuiteResult.agent_failures``). An exception inside ek's own checker or metrics (or the
+progress callback) is a *harness error*: no more trials start, the trials that finished are
+flushed to the store, and :class:`HarnessError` is raised. A timed-out **sync** agent cannot be
+killed: its thread keeps running in the background and its result is discarded.
+
+**Verdicts.** The checker receives ``(episode, task.gold)``; a failed trial is not checked. The
+episode's ``success`` is then set to the checker's verdict (what the agent itself reported is
+not trusted). Every metric in ``metrics=`` receives ``(episode, task)``: the
+:class:`~ek.agents.base.TaskSpec` itself is the gold, so tool-call and trajectory metrics read its
+``gold_calls`` and tools. A metric with a ``grammar`` attribute that is ``None`` gets the suite's
+grammar (:func:`~ek.agents.base.suite_grammar`): through its ``with_grammar(grammar)`` method
+when it has one, else on a shallow copy, so Layer-A weights reach it. A metric given by
+registered name is instantiated with the suite's ``check``, ``price`` and ``prices`` when its
+constructor accepts them.
+
+**Concurrency.** Async agents run on one event loop under a limit of ``concurrency`` trials;
+sync agents run in a pool of ``concurrency`` threads; ``executor=`` sends every trial to any
+:class:`concurrent.futures.Executor` (a process pool, or ``distributed.Client.get_executor()``
+for a Dask cluster; the agent and its inputs must then be picklable). Checkers and metrics
+always run in the calling process (verifier isolation: the agent's code cannot reach them).
+
+**Persistence.** ``store=`` a JSON-lines path (see :mod:`ek.agents.store` for the exact
+durability guarantees): re-running with the same store resumes and skips finished
+``(task_id, trial)`` pairs; a store of a different experiment is refused.
+
+Example:
+    >>> from ek.agents.base import TaskSpec
+    >>> tasks = [TaskSpec("add", input=(2, 3), gold=5), TaskSpec("mul", input=(2, 3), gold=6)]
+    >>> def agent(task, context):               # right 70% of the time, reproducibly
+    ...     return sum(task.input) if context.rng.random() < 0.7 else None
+    >>> res = run_suite(agent, tasks, k=4, seed=1)
+    >>> dict(res.counts)
+    {'add': (4, 2), 'mul': (4, 0)}
+    >>> res.reliability.success_rate.point, round(res.reliability.pass_hat_k[2].point, 4)
+    (0.25, 0.0833)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import copy
+import dataclasses
+import hashlib
+import inspect
+import json
+import math
+import os
+import pickle
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol, runtime_checkable
+
+from ek.base import Score
+from ek.harness import metric_direction, to_json_safe
+from ek.registry import resolve
+
+from .base import Episode, RunProvenance, TaskSpec, suite_grammar
+from .cost import CostReport, ModelPrice, cost_report
+from .metrics import check_name, resolve_checker
+from .reliability import ReliabilityReport, reliability
+from .store import TrialStore
+from .summary import MetricSummary, RunSummary
+
+__all__ = [
+    "HarnessError",
+    "Progress",
+    "ProgressEvent",
+    "SliceResult",
+    "SuiteResult",
+    "TrialContext",
+    "arun_suite",
+    "run_suite",
+    "suite_fingerprint",
+    "trial_seed",
+]
+
+
+class HarnessError(RuntimeError):
+    """ek's own checker, metrics or progress callback failed: not the agent's failure."""
+
+
+def trial_seed(run_seed: int, task_id: str, trial: int) -> int:
+    """The seed of one trial: the first 63 bits of ``sha256(run_seed, task_id, trial)``.
+
+    Deterministic across processes and Python versions (unlike ``hash()``).
+
+    Example:
+        >>> trial_seed(0, "t1", 0) == trial_seed(0, "t1", 0) != trial_seed(0, "t1", 1)
+        True
+    """
+    h = hashlib.sha256(f"{run_seed}\x1f{task_id}\x1f{trial}".encode()).digest()
+    return int.from_bytes(h[:8], "big") >> 1
+
+
+@dataclass(frozen=True)
+class TrialContext:
+    """What an agent may know about the trial it is running (second argument of the agent).
+
+    Attributes:
+        task_id: The task.
+        trial: 0-based trial index (``0 .. k-1``).
+        seed: This trial's seed (:func:`trial_seed`); draw randomness from it.
+        run: The run's provenance.
+        k: Trials per task.
+        timeout: The per-trial time limit in seconds, or ``None``.
+    """
+
+    task_id: str
+    trial: int
+    seed: int
+    run: RunProvenance
+    k: int
+    timeout: float | None = None
+
+    @property
+    def rng(self) -> random.Random:
+        """A fresh ``random.Random(seed)``: the same numbers every time this trial is re-run."""
+        return random.Random(self.seed)
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """One progress notification: sent once at the start and after every finished trial.
+
+    ``done`` counts finished trials including ``skipped`` ones (read back from the store);
+    ``task_id``/``trial``/``success`` describe the trial that just finished (``None`` at the
+    start).
+    """
+
+    done: int
+    total: int
+    skipped: int
+    agent_failures: int
+    elapsed: float
+    task_id: str | None = None
+    trial: int | None = None
+    success: bool | None = None
+
+
+@runtime_checkable
+class Progress(Protocol):
+    """The progress callback: ``progress(event)``; it must be quick (it runs on the event loop)."""
+
+    def __call__(self, event: ProgressEvent) -> None: ...
+
+
+@dataclass(frozen=True)
+class SliceResult:
+    """One slice of a suite: its tasks, counts, cost report and metric aggregates."""
+
+    name: str
+    task_ids: tuple[str, ...]
+    n_trials: int
+    n_successes: int
+    cost: CostReport
+    metrics: Mapping[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "name": self.name,
+            "task_ids": list(self.task_ids),
+            "n_trials": self.n_trials,
+            "n_successes": self.n_successes,
+            "cost": self.cost.to_dict(),
+            "metrics": to_json_safe(dict(self.metrics)),
+        }
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    """Everything a suite run produced.
+
+    Attributes:
+        run: Provenance (its ``seed`` is the run seed).
+        k: Trials per task.
+        tasks: The tasks, in the order given.
+        episodes: Every trial, ordered by task then trial; ``success`` is the checker's verdict.
+        verdicts: The checker's verdict per episode (aligned).
+        counts: ``task_id -> (n trials, c successes)``.
+        reliability: Success rate (Wilson), pass@k and pass^k (bootstrap over tasks), per slice.
+        cost: Tokens and dollars by role and model, and Cost-of-Pass.
+        slices: ``slice name -> SliceResult``.
+        metrics: ``metric name -> corpus aggregate`` (each metric's own ratio of sums).
+        scores: ``metric name -> scores`` aligned with ``episodes``.
+        directions: ``metric name -> higher_is_better`` (read from the scores first).
+        agent_failures: Trials where the agent raised, timed out or returned garbage.
+        resumed: Trials read back from the store instead of run.
+        store: The store path, or ``None``.
+        elapsed: Wall-clock seconds of this call.
+    """
+
+    run: RunProvenance
+    k: int
+    tasks: tuple[TaskSpec, ...]
+    episodes: tuple[Episode, ...]
+    verdicts: tuple[bool, ...]
+    counts: Mapping[str, tuple[int, int]]
+    reliability: ReliabilityReport
+    cost: CostReport
+    slices: Mapping[str, SliceResult]
+    metrics: Mapping[str, float]
+    scores: Mapping[str, tuple[Score, ...]]
+    directions: Mapping[str, bool]
+    agent_failures: int
+    resumed: int
+    store: str | None
+    elapsed: float
+
+    @property
+    def n_trials(self) -> int:
+        """Trials in the result."""
+        return len(self.episodes)
+
+    @property
+    def success_rate(self) -> float:
+        """Pooled successes / trials (NaN when empty)."""
+        return sum(self.verdicts) / len(self.verdicts) if self.verdicts else math.nan
+
+    def summary(self) -> RunSummary:
+        """The :class:`~ek.agents.summary.RunSummary` a report, a baseline and a gate use."""
+        per_task: dict[str, dict[str, list[Score]]] = {m: {} for m in self.scores}
+        for name, ss in self.scores.items():
+            for ep, s in zip(self.episodes, ss):
+                per_task[name].setdefault(ep.task_id, []).append(s)
+        metrics = {
+            name: MetricSummary(
+                name,
+                self.directions[name],
+                self.metrics[name],
+                {t: tuple(v) for t, v in per_task[name].items()},
+            )
+            for name in self.scores
+        }
+        slices = {name: sl.task_ids for name, sl in self.slices.items()}
+        return RunSummary(
+            run=self.run,
+            k=self.k,
+            counts=self.counts,
+            slices=slices,
+            metrics=metrics,
+            cost=self.cost.to_dict(),
+            source=self.store,
+            episodes=self.episodes,
+            verdicts=self.verdicts,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of the aggregates (episodes are in the store)."""
+        return {
+            "run": self.run.to_dict(),
+            "k": self.k,
+            "n_tasks": len(self.tasks),
+            "n_trials": self.n_trials,
+            "agent_failures": self.agent_failures,
+            "resumed": self.resumed,
+            "store": self.store,
+            "elapsed": self.elapsed,
+            "reliability": self.reliability.to_dict(),
+            "cost": self.cost.to_dict(),
+            "metrics": to_json_safe(dict(self.metrics)),
+            "directions": dict(self.directions),
+            "slices": {n: s.to_dict() for n, s in self.slices.items()},
+        }
+
+
+# ----------------------------------------------------------------------------- preparation
+
+
+def suite_fingerprint(tasks: Iterable[TaskSpec]) -> str:
+    """sha256 of the tasks' canonical JSON (order-independent): a store refuses another suite.
+
+    Example:
+        >>> a = suite_fingerprint([TaskSpec("x", gold=1), TaskSpec("y")])
+        >>> a == suite_fingerprint([TaskSpec("y"), TaskSpec("x", gold=1)])
+        True
+        >>> a == suite_fingerprint([TaskSpec("x", gold=2), TaskSpec("y")])
+        False
+    """
+    items = sorted((to_json_safe(t.to_dict()) for t in tasks), key=lambda d: d["task_id"])
+    text = json.dumps(items, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _tasks(tasks: Any) -> tuple[TaskSpec, ...]:
+    if isinstance(tasks, (str, bytes, Mapping)) or not isinstance(tasks, Iterable):
+        raise TypeError(f"tasks must be an iterable of TaskSpec, got {type(tasks).__name__}")
+    out: list[TaskSpec] = []
+    for i, t in enumerate(tasks):
+        if isinstance(t, Mapping):
+            t = TaskSpec.from_dict(t)
+        if not isinstance(t, TaskSpec):
+            raise TypeError(f"tasks[{i}] must be a TaskSpec or a mapping, got {type(t).__name__}")
+        out.append(t)
+    if not out:
+        raise ValueError("run_suite needs at least one task, got an empty suite")
+    ids = [t.task_id for t in out]
+    dup = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
+    if dup:
+        raise ValueError(f"task ids must be unique, got duplicates {dup[:10]}")
+    return tuple(out)
+
+
+def _instantiate(cls: type, **kw: Any) -> Any:
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return cls()
+    accepted = {
+        k: v
+        for k, v in kw.items()
+        if v is not None and (k in params or any(p.kind == p.VAR_KEYWORD for p in params.values()))
+    }
+    return cls(**accepted)
+
+
+def _prepare_metrics(
+    metrics: Iterable[Any] | None, tasks: Sequence[TaskSpec], **kw: Any
+) -> list[Any]:
+    if metrics is None:
+        return []
+    if isinstance(metrics, (str, bytes)) or not isinstance(metrics, Iterable):
+        metrics = [metrics]
+    grammar = None
+    if any(t.tools for t in tasks):
+        grammar = suite_grammar(tasks)
+    out: list[Any] = []
+    for m in metrics:
+        if isinstance(m, str):
+            m = resolve("metrics", m)
+        if isinstance(m, type):
+            m = _instantiate(m, **kw)
+        missing = [a for a in ("name", "higher_is_better", "aggregate") if not hasattr(m, a)]
+        if missing or not callable(m):
+            raise TypeError(
+                f"metrics must be Metrics (name, higher_is_better, __call__, aggregate) or "
+                f"registered names; {type(m).__name__} lacks {missing or ['__call__']}"
+            )
+        if grammar is not None and hasattr(m, "grammar") and m.grammar is None:
+            with_grammar = getattr(m, "with_grammar", None)
+            if callable(with_grammar):
+                m = with_grammar(grammar)
+            else:
+                m = copy.copy(m)
+                m.grammar = grammar
+        out.append(m)
+    names = [str(m.name) for m in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"metric names must be unique, got {dup} twice")
+    return out
+
+
+def _is_async(agent: Any) -> bool:
+    if inspect.iscoroutinefunction(agent):
+        return True
+    call = getattr(type(agent), "__call__", None)  # noqa: B004
+    return not inspect.isfunction(agent) and inspect.iscoroutinefunction(call)
+
+
+def _wants_context(agent: Any) -> bool:
+    try:
+        sig = inspect.signature(agent)
+    except (TypeError, ValueError):
+        return False
+    try:
+        sig.bind(None, None)
+    except TypeError:
+        return False
+    return True
+
+
+async def _await(x: Awaitable[Any]) -> Any:
+    return await x
+
+
+def _invoke(agent: Any, task: TaskSpec, ctx: TrialContext | None) -> Any:
+    """Call the agent (in a worker thread, process or Dask worker); run it to completion there."""
+    out = agent(task) if ctx is None else agent(task, ctx)
+    if inspect.isawaitable(out):
+        out = asyncio.run(_await(out))
+    return out
+
+
+_EPISODE_KEYS = frozenset(
+    {"output", "trajectory", "final_state", "cost", "metadata", "error", "success", "input"}
+)
+_CORE_KEYS = ("output", "trajectory", "final_state", "cost")
+
+
+def _to_episode(raw: Any, task: TaskSpec, trial: int, run: RunProvenance, dur: float) -> Episode:
+    if isinstance(raw, Episode):
+        if raw.task_id != task.task_id:
+            raise ValueError(
+                f"the agent returned an episode for task {raw.task_id!r} while running {task.task_id!r}"
+            )
+        changes: dict[str, Any] = {"trial": trial}
+        if raw.run is None:
+            changes["run"] = run
+        if raw.duration is None:
+            changes["duration"] = dur
+        return raw.replace(**changes)
+    fields: dict[str, Any]
+    if (
+        isinstance(raw, Mapping)
+        and raw
+        and all(isinstance(k, str) and k in _EPISODE_KEYS for k in raw)
+        and any(k in raw for k in _CORE_KEYS)
+    ):
+        fields = dict(raw)
+    elif not isinstance(raw, (str, bytes, int, float, Mapping, list, tuple)) and any(
+        hasattr(raw, k) for k in _CORE_KEYS
+    ):
+        fields = {k: getattr(raw, k) for k in (*_CORE_KEYS, "metadata") if hasattr(raw, k)}
+        fields = {k: v for k, v in fields.items() if v is not None}
+    else:
+        fields = {"output": raw}
+    fields.pop("success", None)  # the checker decides
+    fields.pop("input", None)
+    return Episode(task.task_id, trial=trial, run=run, duration=dur, **fields)
+
+
+def _score_dict(s: Score) -> dict[str, Any]:
+    return {"value": s.value, "detail": dict(s.detail)}
+
+
+def _score_from(d: Mapping[str, Any]) -> Score:
+    v = d.get("value")
+    return Score(math.nan if v is None else float(v), d.get("detail") or {})
+
+
+# ----------------------------------------------------------------------------- the run
+
+
+@dataclass
+class _State:
+    stop: bool = False
+    error: BaseException | None = None
+    done: int = 0
+    failures: int = 0
+    results: dict[tuple[str, int], tuple[Episode, bool, dict[str, Score]]] = field(
+        default_factory=dict
+    )
+
+
+async def arun_suite(
+    agent: Callable[..., Any],
+    tasks: Iterable[TaskSpec],
+    *,
+    k: int = 1,
+    check: Any = None,
+    metrics: Iterable[Any] | None = None,
+    price: ModelPrice | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
+    run: RunProvenance | None = None,
+    seed: int | None = None,
+    concurrency: int = 8,
+    executor: concurrent.futures.Executor | None = None,
+    store: str | os.PathLike[str] | None = None,
+    timeout: float | None = None,
+    progress: Callable[[ProgressEvent], None] | None = None,
+    confidence: float = 0.95,
+    fsync_every: int = 64,
+    fsync_interval: float = 1.0,
+) -> SuiteResult:
+    """The async form of :func:`run_suite` (use it inside a running event loop)."""
+    t_start = time.perf_counter()
+    if not callable(agent):
+        raise TypeError(f"agent must be callable, got {type(agent).__name__}")
+    suite = _tasks(tasks)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+    ):
+        raise ValueError(f"timeout must be a number > 0 or None, got {timeout!r}")
+    if executor is not None and not isinstance(executor, concurrent.futures.Executor):
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+        )
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable, got {type(progress).__name__}")
+    if run is None:
+        run = RunProvenance(seed=0 if seed is None else seed)
+    elif not isinstance(run, RunProvenance):
+        raise TypeError(f"run must be a RunProvenance, got {type(run).__name__}")
+    elif run.seed is None:
+        run = dataclasses.replace(run, seed=0 if seed is None else seed)
+    elif seed is not None and seed != run.seed:
+        raise ValueError(f"seed={seed} disagrees with run.seed={run.seed}; give one of them")
+    run_seed = int(run.seed or 0)
+    checker = resolve_checker(check)
+    mets = _prepare_metrics(metrics, suite, check=check, price=price, prices=prices)
+    by_id = {t.task_id: t for t in suite}
+
+    st: TrialStore | None = None
+    if store is not None:
+        from ek import __version__
+
+        header = {
+            "run": run.to_dict(),
+            "suite": {"fingerprint": suite_fingerprint(suite), "n_tasks": len(suite)},
+            "k": k,
+            "seed": run_seed,
+            "ek_version": __version__,
+            "check": check_name(check if check is not None else "output"),
+            "tasks": {t.task_id: list(t.slices) for t in suite},
+        }
+        st = TrialStore.open(store, header, fsync_every=fsync_every, fsync_interval=fsync_interval)
+
+    state = _State()
+    try:
+        resumed = _restore(st, by_id, run, mets, state) if st is not None else 0
+        pending = [(t, i) for i in range(k) for t in suite if (t.task_id, i) not in state.results]
+        total = len(suite) * k
+        is_async = _is_async(agent)
+        wants_ctx = _wants_context(agent)
+        loop = asyncio.get_running_loop()
+        threads = (
+            concurrent.futures.ThreadPoolExecutor(concurrency, thread_name_prefix="ek-agent")
+            if executor is None and not is_async
+            else None
+        )
+
+        def notify(tid: str | None, trial: int | None, ok: bool | None) -> None:
+            if progress is not None:
+                progress(
+                    ProgressEvent(
+                        state.done,
+                        total,
+                        resumed,
+                        state.failures,
+                        time.perf_counter() - t_start,
+                        tid,
+                        trial,
+                        ok,
+                    )
+                )
+
+        state.done = resumed
+        notify(None, None, None)
+
+        async def call(task: TaskSpec, ctx: TrialContext) -> Any:
+            c = ctx if wants_ctx else None
+            if executor is not None:
+                return await loop.run_in_executor(executor, _invoke, agent, task, c)
+            if is_async:
+                return await (agent(task) if c is None else agent(task, c))
+            out = await loop.run_in_executor(threads, _invoke, agent, task, c)
+            return out
+
+        async def one(task: TaskSpec, trial: int) -> None:
+            ctx = TrialContext(
+                task.task_id, trial, trial_seed(run_seed, task.task_id, trial), run, k, timeout
+            )
+            t0 = time.perf_counter()
+            error: str | None = None
+            raw: Any = None
+            try:
+                if timeout is None:
+                    raw = await call(task, ctx)
+                else:
+                    raw = await asyncio.wait_for(call(task, ctx), timeout)
+            except asyncio.TimeoutError as e:
+                spent = time.perf_counter() - t0
+                if timeout is not None and spent >= timeout * 0.999:
+                    error = f"timeout: no result within {timeout:g}s"
+                else:
+                    error = f"{type(e).__name__}: {e}"
+            except (concurrent.futures.BrokenExecutor, pickle.PicklingError) as e:
+                raise HarnessError(
+                    f"the executor failed running task {task.task_id!r}: {e!r}"
+                ) from e
+            except Exception as e:
+                error = f"{type(e).__name__}: {e}"
+            dur = time.perf_counter() - t0
+            ep: Episode
+            if error is None:
+                try:
+                    ep = _to_episode(raw, task, trial, run, dur)
+                except (TypeError, ValueError) as e:
+                    error = f"invalid agent result: {e}"
+            if error is not None:
+                ep = Episode(task.task_id, trial=trial, run=run, error=error, duration=dur)
+            ok, scores = await _judge(ep, task, checker, mets)
+            ep = ep.replace(success=ok)
+            state.results[(task.task_id, trial)] = (ep, ok, scores)
+            state.done += 1
+            state.failures += ep.error is not None
+            if st is not None:
+                st.append(_record(ep, ok, scores, run, check))
+            notify(task.task_id, trial, ok)
+
+        it = iter(pending)
+
+        async def worker() -> None:
+            while not state.stop:
+                try:
+                    task, trial = next(it)
+                except StopIteration:
+                    return
+                try:
+                    await one(task, trial)
+                except Exception as e:
+                    state.stop = True
+                    if state.error is None:
+                        state.error = e
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)) or 1)))
+        finally:
+            if threads is not None:
+                threads.shutdown(wait=False, cancel_futures=True)
+    finally:
+        if st is not None:
+            st.close()
+    if state.error is not None:
+        err = state.error
+        if isinstance(err, HarnessError):
+            raise err
+        raise HarnessError(
+            f"ek's checker, metrics or progress callback failed ({type(err).__name__}: {err}); "
+            f"{state.done} finished trial(s) were kept"
+            + (f" in {st.path}" if st is not None else "")
+        ) from err
+    return _assemble(suite, k, run, state, mets, price, prices, confidence, resumed, st, t_start)
+
+
+async def _judge(
+    ep: Episode, task: TaskSpec, checker: Callable[[Any, Any], Any], mets: Sequence[Any]
+) -> tuple[bool, dict[str, Score]]:
+    # Harness code: any exception here propagates as a HarnessError (not an agent failure).
+    if ep.error is not None:
+        ok = False
+    else:
+        try:
+            v = checker(ep, task.gold)
+            if inspect.isawaitable(v):
+                v = await v
+        except Exception as e:
+            raise HarnessError(
+                f"checker {check_name(checker)!r} raised on task {task.task_id!r} trial "
+                f"{ep.trial}: {type(e).__name__}: {e}"
+            ) from e
+        ok = bool(v)
+    judged = ep.replace(success=ok)
+    scores: dict[str, Score] = {}
+    for m in mets:
+        scores[str(m.name)] = _score(m, judged, task)
+    return ok, scores
+
+
+def _score(m: Any, ep: Episode, task: TaskSpec) -> Score:
+    try:
+        s = m(ep, task)
+    except Exception as e:
+        raise HarnessError(
+            f"metric {m.name!r} raised on task {task.task_id!r} trial {ep.trial}: "
+            f"{type(e).__name__}: {e}"
+        ) from e
+    if not isinstance(s, Score):
+        raise HarnessError(f"metric {m.name!r} returned {type(s).__name__}, expected a Score")
+    return s
+
+
+def _record(
+    ep: Episode, ok: bool, scores: Mapping[str, Score], run: RunProvenance, check: Any
+) -> dict[str, Any]:
+    d = ep.to_dict()
+    if ep.run == run:
+        d.pop("run", None)  # the header holds it
+    return {
+        "task_id": ep.task_id,
+        "trial": ep.trial,
+        "success": ok,
+        "agent_error": ep.error is not None,
+        "episode": d,
+        "scores": {n: _score_dict(s) for n, s in scores.items()},
+    }
+
+
+def _restore(
+    st: TrialStore,
+    by_id: Mapping[str, TaskSpec],
+    run: RunProvenance,
+    mets: Sequence[Any],
+    state: _State,
+) -> int:
+    n = 0
+    for rec in st.records:
+        tid, trial = rec["task_id"], rec["trial"]
+        task = by_id.get(tid)
+        if task is None:  # the fingerprint makes this unreachable; be explicit anyway
+            raise ValueError(f"{st.path}: a record names task {tid!r}, which is not in the suite")
+        d = dict(rec["episode"])
+        d.setdefault("run", run.to_dict())
+        ep = Episode.from_dict(d)
+        ok = bool(rec["success"])
+        saved = rec.get("scores") or {}
+        scores = {}
+        for m in mets:
+            name = str(m.name)
+            scores[name] = (
+                _score_from(saved[name])
+                if name in saved
+                else _score(m, ep.replace(success=ok), task)
+            )
+        state.results[(tid, trial)] = (ep.replace(success=ok), ok, scores)
+        state.failures += ep.error is not None
+        n += 1
+    return n
+
+
+def _assemble(
+    suite: Sequence[TaskSpec],
+    k: int,
+    run: RunProvenance,
+    state: _State,
+    mets: Sequence[Any],
+    price: ModelPrice | None,
+    prices: Mapping[str, ModelPrice] | None,
+    confidence: float,
+    resumed: int,
+    st: TrialStore | None,
+    t_start: float,
+) -> SuiteResult:
+    eps: list[Episode] = []
+    verdicts: list[bool] = []
+    scores: dict[str, list[Score]] = {str(m.name): [] for m in mets}
+    counts: dict[str, tuple[int, int]] = {}
+    for t in suite:
+        n = c = 0
+        for i in range(k):
+            r = state.results.get((t.task_id, i))
+            if r is None:
+                continue
+            ep, ok, sc = r
+            eps.append(ep)
+            verdicts.append(ok)
+            for name in scores:
+                scores[name].append(sc[name])
+            n += 1
+            c += ok
+        counts[t.task_id] = (n, c)
+    slice_ids: dict[str, list[str]] = {}
+    for t in suite:
+        for s in t.slices:
+            slice_ids.setdefault(s, []).append(t.task_id)
+    rel = reliability(
+        counts, k, slices=slice_ids or None, confidence=confidence, seed=int(run.seed or 0)
+    )
+    aggregates: dict[str, float] = {}
+    directions: dict[str, bool] = {}
+    for m in mets:
+        name = str(m.name)
+        ss = scores[name]
+        try:
+            aggregates[name] = float(m.aggregate(ss))
+        except Exception as e:
+            raise HarnessError(
+                f"metric {name!r} failed to aggregate: {type(e).__name__}: {e}"
+            ) from e
+        directions[name] = metric_direction(
+            name, ss[0].detail if ss else None, bool(getattr(m, "higher_is_better", True))
+        )
+    slices: dict[str, SliceResult] = {}
+    for sname, ids in slice_ids.items():
+        idset = set(ids)
+        idx = [j for j, ep in enumerate(eps) if ep.task_id in idset]
+        s_eps = [eps[j] for j in idx]
+        s_ok = [verdicts[j] for j in idx]
+        s_metrics = {}
+        for m in mets:
+            name = str(m.name)
+            try:
+                s_metrics[name] = float(m.aggregate([scores[name][j] for j in idx]))
+            except Exception as e:
+                raise HarnessError(f"metric {name!r} failed to aggregate: {e}") from e
+        slices[sname] = SliceResult(
+            sname,
+            tuple(ids),
+            len(s_eps),
+            sum(s_ok),
+            cost_report(s_eps, price=price, prices=prices, successes=s_ok),
+            MappingProxyType(s_metrics),
+        )
+    return SuiteResult(
+        run=run,
+        k=k,
+        tasks=tuple(suite),
+        episodes=tuple(eps),
+        verdicts=tuple(verdicts),
+        counts=MappingProxyType(counts),
+        reliability=rel,
+        cost=cost_report(eps, price=price, prices=prices, successes=verdicts),
+        slices=MappingProxyType(slices),
+        metrics=MappingProxyType(aggregates),
+        scores=MappingProxyType({n: tuple(v) for n, v in scores.items()}),
+        directions=MappingProxyType(directions),
+        agent_failures=state.failures,
+        resumed=resumed,
+        store=st.path if st is not None else None,
+        elapsed=time.perf_counter() - t_start,
+    )
+
+
+def run_suite(
+    agent: Callable[..., Any],
+    tasks: Iterable[TaskSpec],
+    *,
+    k: int = 1,
+    check: Any = None,
+    metrics: Iterable[Any] | None = None,
+    price: ModelPrice | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
+    run: RunProvenance | None = None,
+    seed: int | None = None,
+    concurrency: int = 8,
+    executor: concurrent.futures.Executor | None = None,
+    store: str | os.PathLike[str] | None = None,
+    timeout: float | None = None,
+    progress: Callable[[ProgressEvent], None] | None = None,
+    confidence: float = 0.95,
+    fsync_every: int = 64,
+    fsync_interval: float = 1.0,
+) -> SuiteResult:
+    """Run ``k`` trials of every task, check and score them, persist and summarise them.
+
+    See the module docstring for the agent's calling convention, faults, concurrency and
+    persistence. Runs its own event loop; inside a running loop, ``await arun_suite(...)``.
+
+    Args:
+        agent: ``agent(task)`` or ``agent(task, context)``, sync or async.
+        tasks: The :class:`~ek.agents.base.TaskSpec` s (unique ids).
+        k: Trials per task (>= 1).
+        check: The success oracle: a registered checker name or an ``(episode, gold) -> bool``
+            callable (may be async); default ``"output"``. It receives ``task.gold``.
+        metrics: Metrics (or registered names) scored on every trial with the TaskSpec as gold.
+        price: One :class:`~ek.agents.cost.ModelPrice` for every cost.
+        prices: A ``{model: ModelPrice}`` catalogue.
+        run: The run's provenance; its ``seed`` (or ``seed``) seeds every trial.
+        seed: The run seed when ``run`` has none (default 0).
+        concurrency: Trials in flight at once (>= 1).
+        executor: Any ``concurrent.futures.Executor`` to run the agent in.
+        store: A JSON-lines path: persist every finished trial and resume from it.
+        timeout: Seconds per trial; a slower trial fails with ``Episode.error`` set.
+        progress: A :class:`Progress` callback.
+        confidence: Interval coverage of the reliability report.
+        fsync_every: Group-commit batch size of the store.
+        fsync_interval: Group-commit time window of the store, in seconds.
+
+    Raises:
+        HarnessError: ek's checker, a metric or the progress callback failed (finished trials
+            are kept in the store).
+        ek.agents.store.StoreMismatchError: ``store`` belongs to another experiment.
+        RuntimeError: called from inside a running event loop (use :func:`arun_suite`).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise RuntimeError(
+            "run_suite() was called inside a running event loop; use `await arun_suite(...)`"
+        )
+    return asyncio.run(
+        arun_suite(
+            agent,
+            tasks,
+            k=k,
+            check=check,
+            metrics=metrics,
+            price=price,
+            prices=prices,
+            run=run,
+            seed=seed,
+            concurrency=concurrency,
+            executor=executor,
+            store=store,
+            timeout=timeout,
+            progress=progress,
+            confidence=confidence,
+            fsync_every=fsync_every,
+            fsync_interval=fsync_interval,
+        )
+    )

@@ -1,0 +1,299 @@
+"""What a report and a gate need to know about a run: :class:`RunSummary`.
+
+A summary is the persisted form of a suite run: its :class:`~ek.agents.base.RunProvenance`, the
+raw per-task counts ``task_id -> (n trials, c successes)`` (Newcombe's interval needs raw counts,
+not rates), the slices, every metric's per-task scores (so a gate can re-derive each metric's
+ratio-of-sums aggregate under resampling), and the cost report priced when it was made.
+:meth:`ek.agents.harness.SuiteResult.summary` builds one; :func:`ek.agents.harness.save_agent_baseline`
+freezes one; :func:`ek.agents.runs.load_run` reads one from a store, a baseline or an Inspect log.
+
+Example:
+    >>> from ek.agents.base import RunProvenance
+    >>> s = RunSummary(RunProvenance(agent="bot"), k=2, counts={"a": (2, 1), "b": (2, 2)})
+    >>> s.n_trials, s.n_successes, s.n_tasks
+    (4, 3, 2)
+    >>> RunSummary.from_dict(s.to_dict()) == s
+    True
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from ek.base import Score
+from ek.harness import from_json_safe, to_json_safe
+
+from .base import Episode, RunProvenance
+
+__all__ = ["SUMMARY_FORMAT", "MetricSummary", "RunSummary", "metric_aggregator"]
+
+#: The ``format`` marker of a saved agent baseline.
+SUMMARY_FORMAT = "ek-agents/baseline"
+
+
+def _mean_value(scores: Sequence[Score]) -> float:
+    vals = [s.value for s in scores]
+    return math.fsum(vals) / len(vals) if vals else math.nan
+
+
+def metric_aggregator(name: str) -> tuple[Callable[[Sequence[Score]], float], bool]:
+    """The corpus aggregate of the metric registered as ``name``, and whether it is exact.
+
+    The registered metric (a class is instantiated with no arguments) supplies its own
+    ``aggregate`` (a ratio of sums). When ``name`` is not registered or cannot be built without
+    arguments, the mean of the per-trial values stands in and ``exact`` is ``False``.
+
+    Example:
+        >>> import ek.agents.metrics
+        >>> agg, exact = metric_aggregator("task_success")
+        >>> agg([Score(1.0, {"successes": 1, "n": 1}), Score(0.0, {"successes": 0, "n": 1})]), exact
+        (0.5, True)
+    """
+    from ek.registry import UnknownNameError, resolve
+
+    try:
+        obj = resolve("metrics", name)
+        if isinstance(obj, type):
+            obj = obj()
+        agg = obj.aggregate
+    except (UnknownNameError, TypeError, ValueError, AttributeError):
+        return _mean_value, False
+    return (lambda scores: float(agg(list(scores)))), True
+
+
+def _score_from(d: Any, where: str) -> Score:
+    if not isinstance(d, Mapping) or "value" not in d:
+        raise ValueError(
+            f"{where}: expected a score {{'value': ..., 'detail': {{...}}}}, got {d!r:.100}"
+        )
+    v = d["value"]
+    return Score(math.nan if v is None else float(v), d.get("detail") or {})
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """One metric over a run: its direction, its corpus aggregate and its scores per task.
+
+    ``higher_is_better`` is read from the scores' ``detail["higher_is_better"]`` first (see
+    :func:`ek.harness.metric_direction`).
+    """
+
+    name: str
+    higher_is_better: bool
+    value: float
+    scores: Mapping[str, tuple[Score, ...]]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"MetricSummary.name must be a non-empty str, got {self.name!r}")
+        if not isinstance(self.higher_is_better, bool):
+            raise TypeError(
+                f"MetricSummary.higher_is_better must be a bool, got {self.higher_is_better!r}"
+            )
+        object.__setattr__(self, "value", float(self.value))
+        object.__setattr__(
+            self, "scores", MappingProxyType({str(t): tuple(s) for t, s in self.scores.items()})
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MetricSummary):
+            return NotImplemented
+        same_value = self.value == other.value or (
+            math.isnan(self.value) and math.isnan(other.value)
+        )
+        return (
+            self.name == other.name
+            and self.higher_is_better == other.higher_is_better
+            and same_value
+            and to_json_safe(self._scores_dict()) == to_json_safe(other._scores_dict())
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def _scores_dict(self) -> dict[str, list[dict[str, Any]]]:
+        return {t: [s.to_dict() for s in ss] for t, ss in self.scores.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (non-finite floats tagged)."""
+        return dict(
+            to_json_safe(
+                {
+                    "name": self.name,
+                    "higher_is_better": self.higher_is_better,
+                    "value": self.value,
+                    "scores": self._scores_dict(),
+                }
+            )
+        )
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MetricSummary:
+        """Inverse of :meth:`to_dict`."""
+        d = from_json_safe(dict(data))
+        scores = d.get("scores") or {}
+        if not isinstance(scores, Mapping):
+            raise ValueError(f"MetricSummary.scores must be a mapping, got {scores!r:.100}")
+        return cls(
+            name=d["name"],
+            higher_is_better=d["higher_is_better"],
+            value=math.nan if d.get("value") is None else float(d["value"]),
+            scores={
+                t: tuple(_score_from(x, f"metric {d['name']!r} task {t!r}") for x in ss)
+                for t, ss in scores.items()
+            },
+        )
+
+
+def _counts(value: Any) -> dict[str, tuple[int, int]]:
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"RunSummary.counts must be a mapping task_id -> (n, c), got {value!r:.100}"
+        )
+    out: dict[str, tuple[int, int]] = {}
+    for t, pair in value.items():
+        if not isinstance(t, str) or not t:
+            raise TypeError(f"RunSummary.counts keys must be task-id strings, got {t!r}")
+        if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
+            raise TypeError(f"RunSummary.counts[{t!r}] must be a pair (n, c), got {pair!r:.100}")
+        n, c = pair
+        for label, v in (("n", n), ("c", c)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"RunSummary.counts[{t!r}] {label} must be an int >= 0, got {v!r}")
+        if c > n:
+            raise ValueError(f"RunSummary.counts[{t!r}]: successes c={c} exceed trials n={n}")
+        out[t] = (n, c)
+    return out
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run as a report and a gate see it.
+
+    Attributes:
+        run: The run's provenance (its comparability keys guard the gate).
+        k: Trials per task the run was asked for.
+        counts: ``task_id -> (n trials, c successes)``; raw counts, never rates.
+        slices: ``slice name -> task ids``.
+        metrics: ``metric name -> MetricSummary``.
+        cost: The run's :class:`~ek.agents.cost.CostReport` as a dict (priced when summarised),
+            or ``None``.
+        source: Where it was read from (a path), or ``None`` for an in-memory run.
+        episodes: The episodes, when the source has them (a store, an Inspect log); not saved
+            in a baseline.
+        verdicts: The checker's verdict for each episode (aligned with ``episodes``).
+    """
+
+    run: RunProvenance
+    k: int
+    counts: Mapping[str, tuple[int, int]]
+    slices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    metrics: Mapping[str, MetricSummary] = field(default_factory=dict)
+    cost: Mapping[str, Any] | None = None
+    source: str | None = field(default=None, compare=False)
+    episodes: tuple[Episode, ...] | None = field(default=None, compare=False, repr=False)
+    verdicts: tuple[bool, ...] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.run, RunProvenance):
+            raise TypeError(
+                f"RunSummary.run must be a RunProvenance, got {type(self.run).__name__}"
+            )
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise ValueError(f"RunSummary.k must be an int >= 1, got {self.k!r}")
+        object.__setattr__(self, "counts", MappingProxyType(_counts(self.counts)))
+        if not isinstance(self.slices, Mapping):
+            raise TypeError(f"RunSummary.slices must be a mapping, got {self.slices!r:.100}")
+        sl = {}
+        for name, ids in self.slices.items():
+            if isinstance(ids, str):
+                raise TypeError(
+                    f"RunSummary.slices[{name!r}] must be a list of task ids, not a str"
+                )
+            sl[str(name)] = tuple(str(t) for t in ids)
+        object.__setattr__(self, "slices", MappingProxyType(sl))
+        for name, m in self.metrics.items():
+            if not isinstance(m, MetricSummary):
+                raise TypeError(f"RunSummary.metrics[{name!r}] must be a MetricSummary")
+        object.__setattr__(self, "metrics", MappingProxyType(dict(self.metrics)))
+        if self.cost is not None:
+            object.__setattr__(self, "cost", MappingProxyType(dict(self.cost)))
+        if self.episodes is not None:
+            object.__setattr__(self, "episodes", tuple(self.episodes))
+        if self.verdicts is not None:
+            object.__setattr__(self, "verdicts", tuple(bool(v) for v in self.verdicts))
+            if self.episodes is None or len(self.verdicts) != len(self.episodes):
+                raise ValueError("RunSummary.verdicts must align one-to-one with episodes")
+
+    @property
+    def n_tasks(self) -> int:
+        """Tasks with at least one trial."""
+        return sum(1 for n, _ in self.counts.values() if n)
+
+    @property
+    def n_trials(self) -> int:
+        """Trials over all tasks."""
+        return sum(n for n, _ in self.counts.values())
+
+    @property
+    def n_successes(self) -> int:
+        """Successful trials over all tasks."""
+        return sum(c for _, c in self.counts.values())
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the run has no trial (no gate can use it)."""
+        return self.n_trials == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The baseline form: strict-JSON-ready, with a format marker and the ek version."""
+        from ek import __version__
+
+        return {
+            "format": SUMMARY_FORMAT,
+            "version": 1,
+            "ek_version": __version__,
+            "run": self.run.to_dict(),
+            "k": self.k,
+            "n_tasks": self.n_tasks,
+            "n_trials": self.n_trials,
+            "n_successes": self.n_successes,
+            "counts": {t: [n, c] for t, (n, c) in self.counts.items()},
+            "slices": {s: list(ids) for s, ids in self.slices.items()},
+            "metrics": {name: m.to_dict() for name, m in self.metrics.items()},
+            "cost": to_json_safe(self.cost) if self.cost is not None else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> RunSummary:
+        """Inverse of :meth:`to_dict` (refuses data without the baseline format marker)."""
+        if not isinstance(data, Mapping) or data.get("format") != SUMMARY_FORMAT:
+            raise ValueError(
+                f"not an ek-agents baseline: expected format {SUMMARY_FORMAT!r}, got "
+                f"{data.get('format') if isinstance(data, Mapping) else type(data).__name__!r}"
+            )
+        for key in ("run", "k", "counts"):
+            if key not in data:
+                raise ValueError(f"ek-agents baseline is missing {key!r}")
+        counts = {t: (int(p[0]), int(p[1])) for t, p in dict(data["counts"]).items()}
+        declared = (data.get("n_trials"), data.get("n_successes"))
+        actual = (sum(n for n, _ in counts.values()), sum(c for _, c in counts.values()))
+        if declared != (None, None) and declared != actual:
+            raise ValueError(
+                f"ek-agents baseline is inconsistent: totals say (trials, successes) = {declared}, "
+                f"per-task counts sum to {actual}"
+            )
+        return cls(
+            run=RunProvenance.from_dict(data["run"]),
+            k=data["k"],
+            counts=counts,
+            slices=dict(data.get("slices") or {}),
+            metrics={
+                n: MetricSummary.from_dict(m) for n, m in dict(data.get("metrics") or {}).items()
+            },
+            cost=from_json_safe(data["cost"]) if data.get("cost") is not None else None,
+            source=source,
+        )
