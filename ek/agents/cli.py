@@ -1,5 +1,17 @@
 """The ``ek-agents`` command.
 
+Subcommands live in a table (:data:`SUBCOMMANDS`); add one with :func:`add_subcommand`:
+
+* ``ek-agents report RUN [--json] [--k K] [--prices FILE] [--confidence C]``: success rate with
+  its interval, the pass@k / pass^k table, cost by role and model, Cost-of-Pass, per slice. RUN is
+  a trial store, a baseline or an Inspect log.
+* ``ek-agents gate BASELINE CURRENT [--tolerance T] [--confidence C] [--stratified]
+  [--json]``: the variance-aware regression gate. Exit codes: **0** pass, **1** regression,
+  **2** refused (incomparable or empty runs) or unreadable input.
+
+:func:`terminal_progress` is a progress bar for :func:`ek.agents.harness.run_suite` that draws
+on stderr only when stderr is a terminal.
+
 Example:
     >>> main(["--version"])
     ek-agents 0.1.0
@@ -9,14 +21,353 @@ Example:
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
 
-__all__ = ["build_parser", "main"]
+__all__ = [
+    "EXIT_OK",
+    "EXIT_REFUSED",
+    "EXIT_REGRESSION",
+    "SUBCOMMANDS",
+    "Subcommand",
+    "add_subcommand",
+    "build_parser",
+    "main",
+    "terminal_progress",
+]
+
+#: Exit code: the gate passed / the command succeeded.
+EXIT_OK = 0
+#: Exit code: the gate found a statistically supported regression.
+EXIT_REGRESSION = 1
+#: Exit code: refused (incomparable or empty runs) or unreadable input.
+EXIT_REFUSED = 2
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One ``ek-agents`` subcommand: its arguments and what it does (returns the exit code)."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+#: The subcommands, in the order ``--help`` lists them.
+SUBCOMMANDS: dict[str, Subcommand] = {}
+
+
+def add_subcommand(cmd: Subcommand) -> Subcommand:
+    """Register ``cmd`` in :data:`SUBCOMMANDS` (replacing one of the same name)."""
+    if not isinstance(cmd, Subcommand):
+        raise TypeError(f"add_subcommand expects a Subcommand, got {type(cmd).__name__}")
+    SUBCOMMANDS[cmd.name] = cmd
+    return cmd
+
+
+def _err(msg: str) -> None:
+    print(f"ek-agents: error: {msg}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+def terminal_progress(
+    stream: IO[str] | None = None, *, width: int = 30
+) -> Callable[[Any], None] | None:
+    """A progress-bar callback for ``run_suite(progress=...)``, or ``None`` off a terminal.
+
+    Draws ``[#####-----] done/total  pct  failures  elapsed`` on one line of ``stream``
+    (default stderr) and ends the line when the suite is done.
+
+    Example:
+        >>> import io
+        >>> terminal_progress(io.StringIO()) is None     # not a TTY: no bar
+        True
+    """
+    out = sys.stderr if stream is None else stream
+    isatty = getattr(out, "isatty", None)
+    if not callable(isatty) or not isatty():
+        return None
+
+    def draw(event: Any) -> None:
+        total = max(int(event.total), 1)
+        done = int(event.done)
+        filled = int(width * done / total)
+        bar = "#" * filled + "-" * (width - filled)
+        fails = f"  {event.agent_failures} failed" if event.agent_failures else ""
+        out.write(
+            f"\r[{bar}] {done}/{total} {100 * done / total:5.1f}%{fails}  {event.elapsed:6.1f}s"
+        )
+        if done >= total:
+            out.write("\n")
+        out.flush()
+
+    return draw
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def _num(x: Any, digits: int = 4) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, str):
+        return x
+    x = float(x)
+    if math.isnan(x):
+        return "n/a"
+    if math.isinf(x):
+        return "inf"
+    return f"{x:.{digits}g}" if abs(x) >= 1 else f"{x:.{digits}f}"
+
+
+def _iv(d: Mapping[str, Any]) -> str:
+    return f"{_num(d.get('point'))} [{_num(d.get('low'))}, {_num(d.get('high'))}]"
+
+
+def _dollars(x: Any) -> str:
+    if x is None:
+        return "unknown"
+    if x == "inf" or (isinstance(x, float) and math.isinf(x)):
+        return "inf"
+    return f"${float(x):.6g}"
+
+
+def _report_data(args: argparse.Namespace) -> dict[str, Any]:
+    from .cost import cost_report, load_prices
+    from .reliability import reliability
+    from .runs import load_run
+
+    s = load_run(args.run)
+    if s.is_empty:
+        raise ValueError(f"{args.run}: the run has no trial")
+    notes: list[str] = []
+    prices = load_prices(args.prices) if args.prices else None
+    counts = {t: nc for t, nc in s.counts.items() if nc[0] > 0}
+    slices = {n: [t for t in ids if t in counts] for n, ids in s.slices.items()}
+    slices = {n: ids for n, ids in slices.items() if ids}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = reliability(
+            counts, args.k, slices=slices or None, confidence=args.confidence, seed=s.run.seed or 0
+        )
+    slice_cost: dict[str, Any] = {}
+    failures = None
+    cost: dict[str, Any] | None
+    if s.episodes is not None and s.verdicts is not None:
+        eps, oks = list(s.episodes), list(s.verdicts)
+        cost = cost_report(eps, prices=prices, successes=oks).to_dict()
+        for name, ids in slices.items():
+            idset = set(ids)
+            idx = [i for i, e in enumerate(eps) if e.task_id in idset]
+            slice_cost[name] = cost_report(
+                [eps[i] for i in idx], prices=prices, successes=[oks[i] for i in idx]
+            ).to_dict()
+        failures = sum(1 for e in eps if e.error is not None)
+    else:
+        cost = dict(s.cost) if s.cost is not None else None
+        if prices is not None:
+            notes.append("--prices ignored: a baseline keeps no episodes to re-price")
+    return {
+        "source": s.source,
+        "run": s.run.to_dict(),
+        "signature": s.run.signature(),
+        "k": s.k,
+        "n_tasks": s.n_tasks,
+        "n_trials": s.n_trials,
+        "n_successes": s.n_successes,
+        "agent_failures": failures,
+        "reliability": rel.to_dict(),
+        "cost": cost,
+        "slices": {
+            name: {
+                "reliability": r.to_dict(),
+                "cost": slice_cost.get(name),
+            }
+            for name, r in rel.slices.items()
+        },
+        "metrics": {
+            name: {"value": m.value, "higher_is_better": m.higher_is_better}
+            for name, m in s.metrics.items()
+        },
+        "notes": notes,
+    }
+
+
+def _usage_line(label: str, u: Mapping[str, Any]) -> str:
+    tok = u.get("tokens", {})
+    parts = [f"{k.replace('_tokens', '')}={v}" for k, v in tok.items() if v]
+    unpriced = f"  unpriced: {', '.join(u['unpriced'])}" if u.get("unpriced") else ""
+    return f"  {label:<24} {_dollars(u.get('dollars')):>12}  {' '.join(parts)}{unpriced}"
+
+
+def _print_report(d: Mapping[str, Any], out: IO[str]) -> None:
+    rel = d["reliability"]
+    w = out.write
+    w(f"run      {d['signature'] or '(no provenance)'}\n")
+    if d.get("source"):
+        w(f"source   {d['source']}\n")
+    fails = "" if d["agent_failures"] is None else f", {d['agent_failures']} agent failure(s)"
+    w(f"tasks    {d['n_tasks']}, trials {d['n_trials']} (k={d['k']}){fails}\n")
+    conf = round(rel["confidence"] * 100)
+    w(
+        f"success  {_iv(rel['success_rate'])}  ({d['n_successes']}/{d['n_trials']}, Wilson {conf}%)\n\n"
+    )
+    w(f"  k  {'pass@k':<28} {'pass^k':<28}\n")
+    for k in sorted(rel["pass_at_k"], key=int):
+        w(f"{k:>3}  {_iv(rel['pass_at_k'][k]):<28} {_iv(rel['pass_hat_k'][k]):<28}\n")
+    w(f"  (bootstrap over tasks, {conf}%)\n")
+    cost = d.get("cost")
+    if cost:
+        w("\ncost by role\n")
+        for role, u in cost["by_role"].items():
+            w(_usage_line(role, u) + "\n")
+        w("cost by model\n")
+        for model, u in cost["by_model"].items():
+            w(_usage_line(model, u) + "\n")
+        w(f"Cost-of-Pass  {_dollars(cost.get('cost_of_pass'))} per success  ({cost['reason']})\n")
+    if d["slices"]:
+        kmax = str(rel["k"])
+        w(
+            f"\n{'slice':<20} {'tasks':>5} {'trials':>6}  {'success':<26} {'pass^' + kmax:<8} Cost-of-Pass\n"
+        )
+        for name, sd in d["slices"].items():
+            r = sd["reliability"]
+            cop = _dollars(sd["cost"]["cost_of_pass"]) if sd.get("cost") else "n/a"
+            ph = r["pass_hat_k"].get(kmax, {}).get("point")
+            w(
+                f"{name:<20} {r['n_tasks']:>5} {r['n_trials']:>6}  {_iv(r['success_rate']):<26} "
+                f"{_num(ph):<8} {cop}\n"
+            )
+    if d["metrics"]:
+        w("\nmetrics\n")
+        for name, m in d["metrics"].items():
+            better = "higher" if m["higher_is_better"] else "lower"
+            w(f"  {name:<24} {_num(m['value']):>10}  ({better} is better)\n")
+    for note in [*rel.get("warnings", []), *d["notes"]]:
+        w(f"warning: {note}\n")
+
+
+def _configure_report(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "run", metavar="RUN", help="a trial store (.jsonl), a baseline or an Inspect log"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON for machines")
+    p.add_argument("--k", type=int, default=None, help="largest k of the pass@k table")
+    p.add_argument("--prices", metavar="FILE", help="LiteLLM price JSON to price the episodes")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    try:
+        data = _report_data(args)
+    except (OSError, ValueError, TypeError) as e:
+        _err(str(e))
+        return EXIT_REFUSED
+    if args.json:
+        from ek.harness import to_json_safe
+
+        print(json.dumps(to_json_safe(data), indent=1, ensure_ascii=False))
+    else:
+        _print_report(data, sys.stdout)
+    return EXIT_OK
+
+
+# ----------------------------------------------------------------------------- gate
+
+_MARK = {
+    "pass": "ok  ",
+    "within_tolerance": "ok  ",
+    "underpowered": "WARN",
+    "undefined": "WARN",
+    "regression": "FAIL",
+}
+
+
+def _configure_gate(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "baseline", metavar="BASELINE", help="a baseline, a trial store or an Inspect log"
+    )
+    p.add_argument("current", metavar="CURRENT", help="a trial store, a baseline or an Inspect log")
+    p.add_argument("--tolerance", type=float, default=0.0, help="allowed worsening (0)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    p.add_argument(
+        "--stratified",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="paired comparison on the tasks both runs share (more power)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON for machines")
+
+
+def _run_gate(args: argparse.Namespace) -> int:
+    from .gate import agent_regression_gate
+    from .runs import load_run
+
+    try:
+        base = load_run(args.baseline)
+        cur = load_run(args.current)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = agent_regression_gate(
+                cur,
+                base,
+                tolerance=args.tolerance,
+                confidence=args.confidence,
+                stratified=args.stratified,
+            )
+    except (OSError, ValueError, TypeError) as e:
+        _err(str(e))
+        return EXIT_REFUSED
+    if args.json:
+        print(json.dumps(res.to_dict(), indent=1, ensure_ascii=False))
+    else:
+        w = sys.stdout.write
+        conf = round(res.confidence * 100)
+        mode = "stratified (paired by task)" if res.stratified else "independent runs"
+        w(f"gate: current - baseline, {conf}% intervals, {mode}, tolerance {res.tolerance:g}\n")
+        for c in res.checks:
+            w(
+                f"  {_MARK.get(c.verdict, c.verdict)}  {c.name:<20} {_num(c.baseline)} -> "
+                f"{_num(c.current)}  change {_iv(c.interval.to_dict())}  {c.verdict}\n"
+            )
+            w(f"        {c.reason}\n")
+        for note in res.warnings:
+            w(f"warning: {note}\n")
+        w(("PASS: " if res.passed else "REGRESSION: ") + res.reason + "\n")
+    return EXIT_OK if res.passed else EXIT_REGRESSION
+
+
+add_subcommand(
+    Subcommand(
+        "report",
+        "success rate, pass@k/pass^k, cost and Cost-of-Pass of a run",
+        _configure_report,
+        _run_report,
+    )
+)
+add_subcommand(
+    Subcommand(
+        "gate",
+        "variance-aware regression gate: exit 0 pass, 1 regression, 2 refused/unreadable",
+        _configure_gate,
+        _run_gate,
+    )
+)
+
+
+# ----------------------------------------------------------------------------- main
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``ek-agents``."""
+    """The argument parser of ``ek-agents`` (one subparser per entry of :data:`SUBCOMMANDS`)."""
     from ek import __version__
 
     p = argparse.ArgumentParser(
@@ -25,7 +376,11 @@ def build_parser() -> argparse.ArgumentParser:
         "and a variance-aware regression gate.",
     )
     p.add_argument("--version", action="version", version=f"ek-agents {__version__}")
-    p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for cmd in SUBCOMMANDS.values():
+        sp = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        cmd.configure(sp)
+        sp.set_defaults(_run=cmd.run)
     return p
 
 
@@ -39,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help(sys.stdout)
         return 0
-    return 0
+    return int(args._run(args))
 
 
 if __name__ == "__main__":  # pragma: no cover
