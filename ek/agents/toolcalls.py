@@ -685,7 +685,7 @@ class _PCall:
 
 
 class _GCall:
-    __slots__ = ("args", "index", "key", "mass", "optional", "pats", "tool")
+    __slots__ = ("args", "index", "key", "lit", "mass", "optional", "pats", "tool")
 
     def __init__(self, i: int, tool: str, args: Mapping[str, Any], ctx: _Ctx) -> None:
         self.index = i
@@ -700,7 +700,8 @@ class _GCall:
         self.pats = pats
         self.optional = frozenset(k for k, p in pats.items() if type(p) is _AnyPat and p.optional)
         literal = all(type(p) is _Lit for p in pats.values())
-        self.key = (tool, frozenset((k, p.v) for k, p in pats.items())) if literal else None
+        self.lit: dict[str, Any] | None = {k: p.v for k, p in pats.items()} if literal else None
+        self.key = (tool, frozenset(self.lit.items())) if self.lit is not None else None
         imp = ctx.imp
         self.mass = ctx.weight(tool) + sum(imp(tool, k) for k in pats if k not in self.optional)
 
