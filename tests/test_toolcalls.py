@@ -1,0 +1,400 @@
+"""Hand-derived values, peer-bug regressions, BFCL rules and bad input for ek.agents.toolcalls.
+
+Cost conventions (module docstring): a matched call earns TP = tool weight + importance of each
+argument it got right; a wrong argument adds its importance to FP and FN; a missing (extra)
+argument adds it to FN (FP); a missing (extra) call costs its mass = weight + importance of its
+arguments as FN (FP). Unit weights and importances unless a grammar says otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from ek.agents.base import Episode, Step, TaskSpec, ToolSpec, Trajectory
+from ek.agents.toolcalls import (
+    AnyOf,
+    GoldCall,
+    MatchResult,
+    ToolCallMetric,
+    match_calls,
+    tool_call_score,
+)
+from ek.evaluate import evaluate
+from ek.grammar import FieldSpec, GraphGrammar, NodeType
+from ek.registry import resolve
+
+
+def S(tool: str, **args: object) -> Step:
+    return Step(tool, args)
+
+
+M = ToolCallMetric()
+
+# --------------------------------------------------------------------------- hand-derived
+
+
+def test_identical_single_call() -> None:
+    s = M([S("search", q="refund policy")], [S("search", q="refund policy")])
+    # TP = weight 1 + q 1 = 2; FP = FN = 0 -> F1 = 1
+    assert (s.value, s.detail["tp"], s.detail["fp"], s.detail["fn"]) == (1.0, 2.0, 0.0, 0.0)
+    assert s.passed is True and s.detail["valid"] is True
+
+
+def test_wrong_argument_counts_fp_and_fn() -> None:
+    s = M([S("f", a=1, b=9)], [S("f", a=1, b=2)])
+    # TP = 1 (weight) + 1 (a); b wrong: FP 1, FN 1 -> F1 = 2*2 / (2*2 + 1 + 1) = 4/6
+    assert (s.detail["tp"], s.detail["fp"], s.detail["fn"]) == (2.0, 1.0, 1.0)
+    assert s.value == pytest.approx(4 / 6)
+    assert s.passed is False
+    (w,) = s.detail["wrong_args"]
+    assert (w["arg"], w["verdict"], w["predicted"], w["expected"]) == ("b", "wrong", 9, 2)
+
+
+def test_missing_and_extra_arguments() -> None:
+    s = M([S("f", a=1, c=3)], [S("f", a=1, b=2)])
+    # TP = 1 + 1 (a); b missing: FN 1; c extra: FP 1 -> F1 = 4/6
+    assert (s.detail["tp"], s.detail["fp"], s.detail["fn"]) == (2.0, 1.0, 1.0)
+    verdicts = {w["arg"]: w["verdict"] for w in s.detail["wrong_args"]}
+    assert verdicts == {"b": "missing", "c": "extra"}
+
+
+def test_missing_call_costs_its_mass() -> None:
+    s = M([S("a", x=1)], [S("a", x=1), S("b", y=2, z=3)])
+    # TP = 2 (a + x); b missing: FN = 1 + 2 args = 3 -> F1 = 4 / (4 + 3) = 4/7
+    assert (s.detail["tp"], s.detail["fp"], s.detail["fn"]) == (2.0, 0.0, 3.0)
+    assert s.value == pytest.approx(4 / 7)
+    assert s.detail["missing"] == [{"gold": 1, "tool": "b", "args": {"y": 2, "z": 3}, "cost": 3.0}]
+
+
+def test_weighted_costs_from_grammar() -> None:
+    refund = ToolSpec(
+        "refund",
+        parameters={
+            "type": "object",
+            "properties": {"amount": {"type": "number"}, "order": {"type": "string"}},
+            "required": ["amount", "order"],
+        },
+        importance={"amount": 5.0},
+        destructive=True,
+    )
+    task = TaskSpec("t", tools=[refund], gold_calls=[S("refund", amount=20, order="A1")])
+    m = ToolCallMetric()
+    # missing destructive call: FN = 10 (weight) + 5 (amount) + 1 (order) = 16
+    s = m([], task)
+    assert (s.value, s.detail["fn"]) == (0.0, 16.0)
+    # wrong amount: TP = 10 + 1 (order) = 11, FP = FN = 5 -> F1 = 22 / 32
+    s = m([S("refund", amount=25, order="A1")], task)
+    assert (s.detail["tp"], s.detail["fp"], s.detail["fn"]) == (11.0, 5.0, 5.0)
+    assert s.value == pytest.approx(22 / 32)
+    # an explicit grammar overrides the task's own
+    s = ToolCallMetric(grammar=GraphGrammar())([], task)
+    assert s.detail["fn"] == 3.0  # unit weight + 2 unit arguments
+
+
+def test_partial_matches_use_maximum_weight_assignment() -> None:
+    gold = [S("f", a=1, b=2, c=3), S("f", a=9, b=8, c=7)]
+    pred = [S("f", a=9, b=8, c=0), S("f", a=1, b=2, c=0)]
+    r = match_calls(pred, gold)
+    # Optimal: gold 0 <-> pred 1 and gold 1 <-> pred 0, each pair 2 args right, c wrong:
+    # TP = 2 * (1 + 2) = 6, FP = FN = 2 -> F1 = 12/16. Positional pairing would give 4/16.
+    assert [(m.gold_index, m.pred_index) for m in r.matched] == [(0, 1), (1, 0)]
+    assert r.counts.as_dict() == {"tp": 6.0, "fp": 2.0, "fn": 2.0}
+    assert r.value == pytest.approx(0.75)
+
+
+def test_empty_against_empty() -> None:
+    s = M([], [])
+    assert s.value == 1.0 and s.passed is True
+    s = M([S("a")], [])
+    assert s.value == 0.0 and s.passed is False and s.detail["fp"] == 1.0
+
+
+# --------------------------------------------------------------------------- peer bugs
+
+
+def test_deepeval_3141_value_equal_duplicates_both_credited() -> None:
+    # DeepEval's unordered mode keeps matched calls in a set: [A, A] vs [A, A] scores 0.5.
+    s = M([S("a", x=1), S("a", x=1)], [S("a", x=1), S("a", x=1)])
+    assert s.value == 1.0 and s.passed is True and s.detail["tp"] == 4.0
+    s = M([S("a", x=1)], [S("a", x=1), S("a", x=1)])
+    # one of two found: TP 2, FN 2 -> 4/6
+    assert s.value == pytest.approx(4 / 6) and s.passed is False
+
+
+def test_ragas_1893_extra_calls_lower_the_score() -> None:
+    base = M([S("a", x=1)], [S("a", x=1)])
+    s = M([S("a", x=1), S("b", y=2)], [S("a", x=1)])
+    # extra call b: FP = 1 + 1 -> F1 = 4/6 < 1
+    assert s.value == pytest.approx(4 / 6)
+    assert s.value < base.value
+    assert s.passed is False and s.detail["extra"][0]["tool"] == "b"
+
+
+def test_ragas_2079_repeats_never_push_above_one() -> None:
+    s = M([S("a", x=1)] * 5, [S("a", x=1)])
+    # one matched (TP 2), four extras (FP 8) -> 4/12
+    assert s.value == pytest.approx(4 / 12)
+    assert s.value <= 1.0
+    assert len(s.detail["extra"]) == 4
+
+
+def test_reordering_that_first_fit_fails() -> None:
+    # Greedy first-fit (BFCL, agentevals): gold 0 claims pred 0 (Paris), gold 1 then finds nothing.
+    gold = [GoldCall("w", {"city": AnyOf("Paris", "London")}), GoldCall("w", {"city": "Paris"})]
+    pred = [S("w", city="Paris"), S("w", city="London")]
+    r = match_calls(pred, gold)
+    assert r.valid
+    assert [(m.gold_index, m.pred_index) for m in r.matched] == [(0, 1), (1, 0)]
+
+
+def test_exact_matches_are_claimed_before_partial_ones() -> None:
+    gold = [S("f", a=1, b=2), S("f", a=1, b=3)]
+    pred = [S("f", a=1, b=3), S("f", a=1, b=9)]
+    r = match_calls(pred, gold)
+    # pred 0 is exact for gold 1; pred 1 is a partial match for gold 0
+    assert [(m.gold_index, m.pred_index, m.exact) for m in r.matched] == [
+        (0, 1, False),
+        (1, 0, True),
+    ]
+
+
+# --------------------------------------------------------------------------- gold patterns
+
+
+def test_anyof_and_optional_arguments() -> None:
+    gold = [GoldCall("w", {"city": AnyOf("Paris", "Paris, FR"), "unit": AnyOf("C", optional=True)})]
+    assert match_calls([S("w", city="paris, fr")], gold).valid  # unit omitted, case folded
+    assert match_calls([S("w", city="Paris", unit="C")], gold).valid
+    r = match_calls([S("w", city="Paris", unit="F")], gold)
+    assert not r.valid and r.wrong_args[0][1].verdict == "wrong"
+    r = match_calls([S("w")], gold)  # city is not optional
+    assert [a.verdict for _, a in r.wrong_args] == ["missing"]
+
+
+def test_must_be_omitted() -> None:
+    gold = [GoldCall("f", {"debug": AnyOf(optional=True)})]
+    assert match_calls([S("f")], gold).valid
+    assert not match_calls([S("f", debug=True)], gold).valid
+    with pytest.raises(ValueError, match="at least one"):
+        AnyOf()
+
+
+def test_nested_dicts_and_lists() -> None:
+    gold = [
+        GoldCall(
+            "q",
+            {
+                "filters": {"color": AnyOf("red", "crimson"), "size": AnyOf("M", optional=True)},
+                "ids": [1, 2],
+            },
+        )
+    ]
+    assert match_calls([S("q", filters={"color": "Crimson"}, ids=[1, 2])], gold).valid
+    assert not match_calls([S("q", filters={"color": "blue"}, ids=[1, 2])], gold).valid
+    assert not match_calls([S("q", filters={"color": "red", "x": 1}, ids=[1, 2])], gold).valid
+    # element order inside a list is relevant
+    assert not match_calls([S("q", filters={"color": "red"}, ids=[2, 1])], gold).valid
+
+
+def test_argument_order_is_irrelevant_and_bool_is_not_int() -> None:
+    assert match_calls([Step("f", {"b": 2, "a": 1})], [Step("f", {"a": 1, "b": 2})]).valid
+    assert match_calls([S("f", x=1.0)], [S("f", x=1)]).valid  # numbers compare by value
+    assert not match_calls([S("f", x=True)], [S("f", x=1)]).valid
+
+
+def test_canonicalizers() -> None:
+    pred, gold = [S("f", city="  New   YORK ")], [S("f", city="new york")]
+    assert match_calls(pred, gold).valid  # default: NFC, casefold, whitespace folded
+    assert not match_calls(pred, gold, canonicalizer="raw").valid
+    assert match_calls(
+        [S("f", c="San_Francisco, CA")], [S("f", c="san francisco ca")], canonicalizer="bfcl"
+    ).valid
+    assert match_calls(
+        [S("f", c="ABC")],
+        [S("f", c="xyz")],
+        canonicalizer=lambda v: "same" if isinstance(v, str) else v,
+    ).valid
+
+
+# --------------------------------------------------------------------------- BFCL type rules
+
+
+def _grammar(props: dict[str, dict[str, object]], required: list[str]) -> GraphGrammar:
+    t = ToolSpec("f", parameters={"type": "dict", "properties": props, "required": required})
+    return GraphGrammar([t.to_node_type()])
+
+
+def test_bfcl_type_rules_with_schema() -> None:
+    g = _grammar(
+        {"n": {"type": "integer"}, "x": {"type": "float"}, "ok": {"type": "boolean"}}, ["n"]
+    )
+
+    def valid(**args: object) -> bool:
+        gold = [
+            GoldCall(
+                "f", {"n": 3, "x": AnyOf(2.0, optional=True), "ok": AnyOf(True, optional=True)}
+            )
+        ]
+        return match_calls([Step("f", args)], gold, grammar=g).valid
+
+    assert valid(n=3)
+    assert valid(n=3, x=2)  # an int is accepted for a float
+    assert not valid(n=3.0)  # a float is not an int
+    assert not valid(n=True)  # a bool is not an int
+    assert not valid(n=3, ok=1)  # an int is not a bool
+    assert not valid(n="3")
+
+
+def test_bfcl_required_and_unexpected_parameters() -> None:
+    g = _grammar({"a": {"type": "string"}, "b": {"type": "string"}}, ["a", "b"])
+    # b is optional in the gold but required by the schema: omitting it fails (BFCL missing_required)
+    gold = [GoldCall("f", {"a": "x", "b": AnyOf("y", optional=True)})]
+    r = match_calls([S("f", a="x")], gold, grammar=g)
+    assert not r.valid and r.wrong_args[0][1].reason == "required by the tool's schema"
+    # a parameter the schema does not declare is rejected even if the gold lists it
+    g2 = _grammar({"a": {"type": "string"}}, ["a"])
+    gold2 = [GoldCall("f", {"a": "x", "z": 1})]
+    r = match_calls([S("f", a="x", z=1)], gold2, grammar=g2)
+    assert not r.valid and r.wrong_args[0][1].verdict == "extra"
+
+
+def test_bfcl_variable_rule_and_nested_array_types() -> None:
+    g = _grammar({"n": {"type": "integer"}, "v": {"type": "array", "items": {"type": "float"}}}, [])
+    # a str possible answer for an integer param is a variable name: compared as given
+    gold = [GoldCall("f", {"n": AnyOf("count")})]
+    assert match_calls([S("f", n="count")], gold, grammar=g).valid
+    assert not match_calls([S("f", n="Count")], gold, grammar=g).valid  # no standardisation
+    # int elements in a float array fail (BFCL type_error:nested); the conversion is top level only
+    gold = [GoldCall("f", {"v": AnyOf([1.0, 3.0])})]
+    assert match_calls([S("f", v=[1.0, 3.0])], gold, grammar=g).valid
+    assert not match_calls([S("f", v=[1, 3])], gold, grammar=g).valid
+
+
+# --------------------------------------------------------------------------- inputs and outputs
+
+
+def test_accepted_input_forms() -> None:
+    gold = [S("f", x=1)]
+    ep = Episode("t", trajectory=[S("f", x=1)])
+    forms = [
+        ep,
+        Trajectory([S("f", x=1)]),
+        [{"tool": "f", "args": {"x": 1}}],
+        [{"name": "f", "arguments": '{"x": 1}'}],
+        [{"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}],
+        [{"f": {"x": 1}}],
+    ]
+    for f in forms:
+        assert M(f, gold).passed, f
+    assert M([S("f", x=1)], Trajectory(gold)).passed
+    assert M([S("f", x=1)], [{"name": "f", "args": {"x": AnyOf(1, 2)}}]).passed
+
+
+def test_detail_is_complete_and_json_ready() -> None:
+    s = M([S("a", x=1), S("c")], [S("a", x=2), S("b")])
+    for k in (
+        "tp",
+        "fp",
+        "fn",
+        "passed",
+        "valid",
+        "higher_is_better",
+        "reason",
+        "matched",
+        "missing",
+        "extra",
+        "wrong_args",
+    ):
+        assert k in s.detail, k
+    assert s.detail["higher_is_better"] is True
+    json.dumps(dict(s.detail))
+    assert "missing b" in s.reason and "extra c" in s.reason and "a.x" in s.reason
+
+
+def test_match_result_is_frozen_with_value_reason_breakdown() -> None:
+    r = match_calls([S("a", x=1)], [S("a", x=1)])
+    assert isinstance(r, MatchResult) and r.value == 1.0 and r.reason.startswith("valid")
+    with pytest.raises(AttributeError):
+        r.matched = ()  # type: ignore[misc]
+    assert tool_call_score(r).value == 1.0
+
+
+def test_aggregate_is_micro_f1_ratio_of_sums() -> None:
+    s1 = M([S("a", x=1)], [S("a", x=1)])  # tp 2
+    s2 = M([S("b", y=1)], [S("b", y=2), S("c")])  # tp 1, fp 1, fn 2
+    # micro: tp 3, fp 1, fn 2 -> 6 / (6 + 3) = 2/3; the mean of per-item F1s would differ
+    assert M.aggregate([s1, s2]) == pytest.approx(6 / 9)
+    assert (s1.value + s2.value) / 2 != pytest.approx(6 / 9)
+    assert math.isnan(M.aggregate([]))
+    r = evaluate(M, [[S("a", x=1)], [S("b", y=1)]], [[S("a", x=1)], [S("b", y=2), S("c")]])
+    assert r.value == pytest.approx(6 / 9) and r.metric == "tool_calls"
+
+
+def test_registered_and_protocol() -> None:
+    cls = resolve("metrics", "tool_calls")
+    assert cls is ToolCallMetric
+    m = cls()
+    assert m.name == "tool_calls" and m.higher_is_better is True
+
+
+def test_grammar_accepts_taskspec_and_tool_list() -> None:
+    t = ToolSpec("x", destructive=True)
+    assert ToolCallMetric(grammar=[t])([], [S("x")]).detail["fn"] == 10.0
+    assert ToolCallMetric(grammar=TaskSpec("t", tools=[t]))([], [S("x")]).detail["fn"] == 10.0
+    g = GraphGrammar([NodeType("x", (FieldSpec("q", importance=4.0),), weight=2.0)])
+    assert ToolCallMetric(grammar=g)([], [S("x", q=1)]).detail["fn"] == 6.0
+    with pytest.raises(TypeError, match="grammar must be"):
+        ToolCallMetric(grammar="nope")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_call_without_a_name() -> None:
+    with pytest.raises(ValueError, match="no tool name"):
+        match_calls([{"args": {"x": 1}}], [])
+    with pytest.raises(ValueError, match="no tool name"):
+        match_calls([], [{"name": "", "args": {}}])
+
+
+def test_non_mapping_arguments() -> None:
+    with pytest.raises(TypeError, match="args must be a mapping"):
+        match_calls([{"name": "f", "args": [1, 2]}], [])
+    with pytest.raises(ValueError, match="not JSON"):
+        match_calls([{"name": "f", "arguments": "{x: 1"}], [])
+    with pytest.raises(TypeError, match="must be a mapping"):
+        GoldCall("f", [1])  # type: ignore[arg-type]
+
+
+def test_unhashable_or_exotic_values() -> None:
+    with pytest.raises(TypeError, match="JSON-like"):
+        match_calls([S("f", x={1, 2})], [S("f", x=1)])
+    with pytest.raises(TypeError, match="JSON-like"):
+        match_calls([S("f", x=1)], [S("f", x=object())])
+    with pytest.raises(TypeError, match="keys must be str"):
+        match_calls([S("f", x={1: "a"})], [])
+
+
+def test_cyclic_values() -> None:
+    a: list[object] = [1]
+    a.append(a)
+    with pytest.raises(ValueError, match="cyclic"):
+        match_calls([S("f", x=a)], [])
+    d: dict[str, object] = {}
+    d["self"] = d
+    with pytest.raises(ValueError, match="cyclic"):
+        match_calls([], [S("f", x=d)])
+
+
+def test_wrong_container_types() -> None:
+    with pytest.raises(TypeError, match="list of calls"):
+        match_calls("f(x=1)", [])
+    with pytest.raises(TypeError, match="list of calls"):
+        match_calls([], {"tool": "f"})
+    with pytest.raises(TypeError, match="must be a Step"):
+        match_calls([42], [])
+    with pytest.raises(ValueError, match="no gold_calls"):
+        M([], TaskSpec("t"))
