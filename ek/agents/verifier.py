@@ -527,6 +527,22 @@ def _judge(
     outcomes = {nid: _combine(ph, nid in xfail) for nid, ph in phases.items()}
     finish = next(r for r in records if r["event"] == "finish")
     status_code = finish.get("exitstatus")
+    cp, cf = outcomes.get(canary_pass), outcomes.get(canary_fail)
+    detail["canaries"] = {"must_pass": cp, "must_fail": cf}
+    if cf is not None and (cf != "failed" or phases[canary_fail].get("call") != "failed"):
+        return (
+            "tampering",
+            f"the canary test that must fail was reported {cf!r}: test outcomes are being rewritten",
+            (),
+            detail,
+        )
+    if cp is not None and cp != "passed":
+        return (
+            "tampering",
+            f"the canary test that must pass was reported {cp!r}: the test session was manipulated",
+            (),
+            detail,
+        )
     if status_code in _ABORTED:
         detail["collection_errors"] = sorted(collect_errors)
         return (
@@ -535,22 +551,10 @@ def _judge(
             (),
             detail,
         )
-
-    cp, cf = outcomes.get(canary_pass), outcomes.get(canary_fail)
-    detail["canaries"] = {"must_pass": cp, "must_fail": cf}
-    if cf != "failed" or phases.get(canary_fail, {}).get("call") != "failed":
-        why = "did not run" if cf is None else f"was reported {cf!r}"
+    if cf is None or cp is None:
         return (
             "tampering",
-            f"the canary test that must fail {why}: test outcomes are being rewritten or deselected",
-            (),
-            detail,
-        )
-    if cp != "passed":
-        why = "did not run" if cp is None else f"was reported {cp!r}"
-        return (
-            "tampering",
-            f"the canary test that must pass {why}: the test session was manipulated",
+            "a canary test did not run: tests were deselected or the run was manipulated",
             (),
             detail,
         )
