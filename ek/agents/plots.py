@@ -38,6 +38,7 @@ __all__ = [
     "plot_cost_success",
     "plot_pass_hat_k",
     "plot_report",
+    "plot_run",
     "require_matplotlib",
 ]
 
@@ -79,6 +80,68 @@ class PlotRun:
             raise ValueError(
                 f"PlotRun {self.name!r}: cost must be a finite number >= 0 or None, got {self.cost!r}"
             )
+
+
+def _num(x: Any) -> float | None:
+    if x is None or isinstance(x, bool):
+        return None
+    if isinstance(x, str):
+        try:
+            return float(x)  # CostReport.to_dict() writes an infinite Cost-of-Pass as "inf"
+        except ValueError:
+            return None
+    return float(x) if isinstance(x, (int, float)) else None
+
+
+def plot_run(run: Any, name: str | None = None, *, confidence: float = 0.95) -> PlotRun:
+    """A :class:`PlotRun` from a run: a :class:`~ek.agents.summary.RunSummary` (what
+    :func:`~ek.agents.runs.load_run` returns) or anything with a ``summary()`` method (a
+    :class:`~ek.agents.suite.SuiteResult`).
+
+    pass^k is the mean over tasks of the tau-bench estimator for k = 1..(smallest per-task
+    trial count); success is pooled with a Wilson interval; cost is the agent's dollars per
+    attempt from the run's cost report (``None`` when unpriced).
+
+    Args:
+        run: The run.
+        name: The label (default: the run's agent name, else its model, else ``"run"``).
+        confidence: Coverage of the success interval.
+
+    Example:
+        >>> from ek.agents.base import RunProvenance
+        >>> from ek.agents.summary import RunSummary
+        >>> s = RunSummary(RunProvenance(agent="bot"), 2, {"a": (2, 2), "b": (2, 1)},
+        ...                cost={"agent_dollars": 0.4, "cost_of_pass": 0.1333, "n_episodes": 4})
+        >>> r = plot_run(s)
+        >>> r.name, dict(r.pass_hat_k), r.success, r.cost
+        ('bot', {1: 0.75, 2: 0.5}, 0.75, 0.1)
+    """
+    from .reliability import pass_hat_k, wilson_interval
+
+    summary = run.summary() if callable(getattr(run, "summary", None)) else run
+    counts = {t: nc for t, nc in dict(summary.counts).items() if nc[0] > 0}
+    if not counts:
+        raise ValueError(f"cannot plot a run with no trial: {name or summary.run.agent!r}")
+    kmax = min(n for n, _ in counts.values())
+    curve = {
+        k: math.fsum(pass_hat_k(n, c, k) for n, c in counts.values()) / len(counts)
+        for k in range(1, kmax + 1)
+    }
+    n_tot = sum(n for n, _ in counts.values())
+    c_tot = sum(c for _, c in counts.values())
+    w = wilson_interval(c_tot, n_tot, confidence)
+    cost = dict(summary.cost or {})
+    dollars = _num(cost.get("agent_dollars"))
+    n_eps = _num(cost.get("n_episodes")) or float(n_tot)
+    label = name or summary.run.agent or summary.run.model or "run"
+    return PlotRun(
+        label,
+        curve,
+        success=w.point,
+        cost=None if dollars is None else dollars / n_eps,
+        success_interval=(w.low, w.high),
+        cost_of_pass=_num(cost.get("cost_of_pass")),
+    )
 
 
 def pareto_frontier(runs: Sequence[PlotRun]) -> list[PlotRun]:

@@ -178,7 +178,7 @@ def tool_schemas() -> list[dict[str, Any]]:
     ]
 
 
-_DB_CACHE: list[Db] = []
+_DB_TEXT: list[str] = []
 
 
 def initial_db() -> Db:
@@ -189,10 +189,19 @@ def initial_db() -> Db:
         >>> len(db["customers"]), len(db["orders"]), len(db["stock"])
         (8, 22, 8)
     """
-    if not _DB_CACHE:
-        text = resources.files("ek.agents.demo").joinpath("retail_db.json").read_text("utf-8")
-        _DB_CACHE.append(json.loads(text))
-    return copy.deepcopy(_DB_CACHE[0])
+    if not _DB_TEXT:
+        _DB_TEXT.append(
+            resources.files("ek.agents.demo").joinpath("retail_db.json").read_text("utf-8")
+        )
+    db: Db = json.loads(_DB_TEXT[0])  # a fresh copy every time (faster than deepcopy)
+    return db
+
+
+def _with_order(db: Db, oid: str) -> tuple[Db, dict[str, Any]]:
+    """A new database sharing every unchanged part with ``db``, and a private copy of order
+    ``oid`` to change in it (nothing is ever changed in place, so sharing is safe)."""
+    order = copy.deepcopy(db["orders"][oid])
+    return {**db, "orders": {**db["orders"], oid: order}}, order
 
 
 # --------------------------------------------------------------------------- validation
@@ -274,8 +283,8 @@ def _update_address(db: Db, a: Mapping[str, Any]) -> _Result:
         )
     if not a["address"].strip():
         raise ToolError("update_address: address must not be empty")
-    new = copy.deepcopy(db)
-    new["orders"][oid]["address"] = a["address"]
+    new, no = _with_order(db, oid)
+    no["address"] = a["address"]
     return new, {"order_id": oid, "address": a["address"]}
 
 
@@ -284,12 +293,13 @@ def _cancel_order(db: Db, a: Mapping[str, Any]) -> _Result:
     o = _order(db, oid)
     if o["status"] != "pending":
         raise ToolError(f"order {oid} is {o['status']!r}: only a pending order can be cancelled")
-    new = copy.deepcopy(db)
-    no = new["orders"][oid]
+    new, no = _with_order(db, oid)
     no["status"] = "cancelled"
     no["cancel_reason"] = a["reason"]
+    stock = dict(new["stock"])
     for it in no["items"]:
-        new["stock"][it["sku"]]["qty"] += it["qty"]
+        stock[it["sku"]] = {**stock[it["sku"]], "qty": stock[it["sku"]]["qty"] + it["qty"]}
+    new["stock"] = stock
     return new, {"order_id": oid, "status": "cancelled"}
 
 
@@ -302,8 +312,7 @@ def _refund_order(db: Db, a: Mapping[str, Any]) -> _Result:
     left = round(o["total"] - sum(r["amount"] for r in o["refunds"]), 2)
     if amount <= 0 or amount > left:
         raise ToolError(f"refund amount must be in (0, {left}] for order {oid}, got {a['amount']}")
-    new = copy.deepcopy(db)
-    no = new["orders"][oid]
+    new, no = _with_order(db, oid)
     no["refunds"].append({"amount": amount, "reason": a["reason"]})
     if amount == left:
         no["status"] = "refunded"
