@@ -38,12 +38,14 @@ _MODEL = "ek-agents (deterministic, no LLM)"
 class _EkShell:
     """The behaviour both DeepEval shells share (the host base class comes second in the MRO)."""
 
-    threshold: float
+    threshold: float | None
     score: float | None
     reason: str | None
     success: bool | None
     error: str | None
     verbose_logs: str | None
+    evaluation_model: str | None
+    evaluation_cost: float | None
 
     def __init__(
         self,
@@ -102,7 +104,7 @@ class _EkShell:
         return self._ek
 
     @property
-    def __name__(self) -> str:  # type: ignore[override]
+    def __name__(self) -> str:
         """``name``, else ``"ek:<configuration label>"`` (unique per ek metric configuration)."""
         return self.name or f"ek:{metric_label(self._ek)}"
 
@@ -119,7 +121,7 @@ class _EkShell:
         except EkAdapterError as e:
             self.error, self.success, self.score, self.ek_score = str(e), False, None, None
             raise
-        ok = passes(score, self.threshold, higher_is_better=self.higher_is_better)
+        ok = passes(score, float(self.threshold or 0.0), higher_is_better=self.higher_is_better)
         value = score.value
         if self.strict_mode and not ok:
             value = 0.0
@@ -142,7 +144,7 @@ class _EkShell:
             self.success = False
         else:
             self.success = passes(
-                self.ek_score, self.threshold, higher_is_better=self.higher_is_better
+                self.ek_score, float(self.threshold or 0.0), higher_is_better=self.higher_is_better
             )
         return self.success
 

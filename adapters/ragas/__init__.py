@@ -1,0 +1,59 @@
+"""ek metrics inside Ragas: ``evaluate()`` / ``aevaluate()`` and ``@experiment``.
+
+Ragas 0.4 has two metric APIs that do not mix: ``evaluate()`` / ``aevaluate()`` accept only
+classic ``Metric`` subclasses, while the docs recommend the collections ``BaseMetric`` (its
+``ascore``) inside an ``@experiment``. :func:`ek_ragas_metric` builds either from one ek metric:
+:class:`EkRagasMetric` (a classic ``MultiTurnMetric``) or :class:`EkCollectionsMetric`.
+Both read the columns ``user_input``, ``reference`` and ``reference_tool_calls`` (declared), turn
+the sample into an :class:`~ek.agents.base.Episode` and its gold
+(:func:`ek.agents._bridge_ragas.from_ragas_sample`), and return ek's number: NaN where ek says
+the value is undefined, with ek's reason alongside. :func:`to_ragas_sample` goes the other way.
+
+Needs the extra: ``pip install ek-agents[ragas]`` (it pins ``langchain-community<0.4.2``, without
+which ``import ragas`` 0.4.3 fails).
+
+Example:
+    >>> from ek.agents import Episode, TaskSuccessMetric
+    >>> sample = to_ragas_sample(Episode("t1", input="2+2?", output="4"), "4")
+    >>> m = ek_ragas_metric(TaskSuccessMetric())
+    >>> m.name, m.multi_turn_score(sample)
+    ('ek_task_success', 1.0)
+    >>> r = ek_ragas_metric(TaskSuccessMetric(), api="experiment").score(
+    ...     user_input=sample.user_input, reference="5")
+    >>> r.value, r.reason
+    (0.0, 'output check failed')
+"""
+
+from __future__ import annotations
+
+import warnings
+
+try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import ragas  # noqa: F401
+except ImportError as _e:  # pragma: no cover - exercised in a test with ragas hidden
+    raise ImportError(
+        f"ek.adapters.ragas needs Ragas: pip install ek-agents[ragas] (import failed: {_e})"
+    ) from _e
+
+from ek.agents._bridge_ragas import from_ragas_sample
+
+from ._convert import to_ragas_sample
+from ._metric import (
+    REQUIRED_COLUMNS,
+    EkCollectionsMetric,
+    EkRagasMetric,
+    EkRagasScore,
+    ek_ragas_metric,
+)
+
+__all__ = [
+    "REQUIRED_COLUMNS",
+    "EkCollectionsMetric",
+    "EkRagasMetric",
+    "EkRagasScore",
+    "ek_ragas_metric",
+    "from_ragas_sample",
+    "to_ragas_sample",
+]
