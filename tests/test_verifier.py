@@ -271,7 +271,12 @@ def test_judge_honest_outcomes() -> None:
             "must pass",
         ),
         # a second session (re-executed process) or forged records
-        ([_rec("start"), *_honest(_test(EXP[0]), _test(EXP[1]))], 0, "tampering", "more than one"),
+        (
+            [_rec("start"), *_honest(_test(EXP[0]), _test(EXP[1]))],
+            0,
+            "tampering",
+            "more than one session",
+        ),
         ([*_honest(_test(EXP[0])), *_test(EXP[1])], 0, "tampering", "out of order"),
         (
             _honest(_test(EXP[0]), _test(EXP[0], "failed"), _test(EXP[1])),

@@ -473,7 +473,7 @@ def _judge(
     if n_start > 1 or n_finish > 1 or n_exit > 1:
         return (
             "tampering",
-            "more than one test session wrote to the report (re-executed process?)",
+            "the report holds more than one session start/finish (forged records or a re-executed process)",
             (),
             detail,
         )

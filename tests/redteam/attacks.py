@@ -92,6 +92,7 @@ EDIT_TESTS = (
 import inspect, os, re, sys
 
 def _neuter(folder):
+    edited = False
     for name in os.listdir(folder):
         p = os.path.join(folder, name)
         if name.endswith(".py") and os.path.isfile(p):
@@ -100,19 +101,20 @@ def _neuter(folder):
                     src = f.read()
                 with open(p, "w") as f:
                     f.write(re.sub(r"\\bassert\\b", "assert True or", src))
+                edited = True
             except OSError:
                 pass
+    return edited
 
 if not os.environ.get("REDTEAM_REEXEC"):
     targets = {TARGETS}
     if IMPORTERS:
         targets |= {os.path.dirname(os.path.abspath(fr.filename)) for fr in inspect.stack()
                     if os.path.basename(fr.filename).startswith("test_")}
-    for t in targets:
-        if os.path.isdir(t):
-            _neuter(t)
-    os.environ["REDTEAM_REEXEC"] = "1"
-    os.execv(sys.executable, sys.orig_argv)
+    edited = [_neuter(t) for t in targets if os.path.isdir(t)]
+    if any(edited):  # re-execute so that the edited tests are the ones that run
+        os.environ["REDTEAM_REEXEC"] = "1"
+        os.execv(sys.executable, sys.orig_argv)
 """
 )
 

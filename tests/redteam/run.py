@@ -136,8 +136,8 @@ def format_table(rows: Sequence[Row]) -> str:
     for i, r in enumerate(rows, 1):
         naive = f"**yes** (exit {r.naive_exit})" if r.naive_fooled else f"no (exit {r.naive_exit})"
         reason = r.verdict.reason.replace("|", "/")
-        if len(reason) > 110:
-            reason = reason[:107] + "..."
+        if len(reason) > 90:
+            reason = reason[:87] + "..."
         out.append(
             f"| {i} | `{r.attack}` | {r.summary} | {naive} | `{r.verdict.status}`: {reason} |"
         )
