@@ -480,6 +480,7 @@ async def arun_suite(
     timeout: float | None = None,
     progress: Callable[[ProgressEvent], None] | None = None,
     confidence: float = 0.95,
+    n_resamples: int = 2000,
     fsync_every: int = 64,
     fsync_interval: float = 1.0,
 ) -> SuiteResult:
@@ -645,7 +646,9 @@ async def arun_suite(
             f"{state.done} finished trial(s) were kept"
             + (f" in {st.path}" if st is not None else "")
         ) from err
-    return _assemble(suite, k, run, state, mets, price, prices, confidence, resumed, st, t_start)
+    return _assemble(
+        suite, k, run, state, mets, price, prices, confidence, n_resamples, resumed, st, t_start
+    )
 
 
 async def _judge(
@@ -742,6 +745,7 @@ def _assemble(
     price: ModelPrice | None,
     prices: Mapping[str, ModelPrice] | None,
     confidence: float,
+    n_resamples: int,
     resumed: int,
     st: TrialStore | None,
     t_start: float,
@@ -769,7 +773,12 @@ def _assemble(
         for s in t.slices:
             slice_ids.setdefault(s, []).append(t.task_id)
     rel = reliability(
-        counts, k, slices=slice_ids or None, confidence=confidence, seed=int(run.seed or 0)
+        counts,
+        k,
+        slices=slice_ids or None,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=int(run.seed or 0),
     )
     aggregates: dict[str, float] = {}
     directions: dict[str, bool] = {}
@@ -843,6 +852,7 @@ def run_suite(
     timeout: float | None = None,
     progress: Callable[[ProgressEvent], None] | None = None,
     confidence: float = 0.95,
+    n_resamples: int = 2000,
     fsync_every: int = 64,
     fsync_interval: float = 1.0,
 ) -> SuiteResult:
@@ -868,6 +878,7 @@ def run_suite(
         timeout: Seconds per trial; a slower trial fails with ``Episode.error`` set.
         progress: A :class:`Progress` callback.
         confidence: Interval coverage of the reliability report.
+        n_resamples: Bootstrap replicates of the reliability report's pass@k/pass^k intervals.
         fsync_every: Group-commit batch size of the store.
         fsync_interval: Group-commit time window of the store, in seconds.
 
@@ -902,6 +913,7 @@ def run_suite(
             timeout=timeout,
             progress=progress,
             confidence=confidence,
+            n_resamples=n_resamples,
             fsync_every=fsync_every,
             fsync_interval=fsync_interval,
         )
