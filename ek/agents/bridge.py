@@ -194,7 +194,8 @@ class _Pairing:
         c = self.calls[idx]
         c["done"] = True
         obs = _text(content)
-        c["observation"] = None if obs == "" and error else obs
+        # an error whose text is the whole result is not also an observation
+        c["observation"] = None if error and obs in ("", error) else obs
         if c["error"] is None and error is not None:
             c["error"] = error
 
@@ -483,6 +484,40 @@ def success_from_inspect_scores(
     return None
 
 
+def _with_recorded_dollars(costs: tuple[Cost, ...], scores: Any) -> tuple[Cost, ...]:
+    """Stamp the dollars an ek scorer priced onto the single unpriced agent cost, if any.
+
+    Only when exactly one agent :class:`Cost` exists and it carries no dollars of its own (a
+    split over several models would be a guess).
+    """
+    agent = [i for i, c in enumerate(costs) if c.role == "agent"]
+    if len(agent) != 1 or costs[agent[0]].dollars is not None or not scores:
+        return costs
+    for s in scores.values():
+        ek = _get(_get(s, "metadata", {}), EK_METADATA_KEY)
+        d = ek.get("dollars") if isinstance(ek, Mapping) else None
+        if isinstance(d, (int, float)) and not isinstance(d, bool) and math.isfinite(d) and d >= 0:
+            i = agent[0]
+            c = costs[i]
+            stamped = Cost(
+                **{
+                    k: getattr(c, k)
+                    for k in (
+                        "input_tokens",
+                        "output_tokens",
+                        "cache_read_tokens",
+                        "cache_write_tokens",
+                        "reasoning_tokens",
+                        "model",
+                        "role",
+                    )
+                },
+                dollars=float(d),
+            )
+            return (*costs[:i], stamped, *costs[i + 1 :])
+    return costs
+
+
 def _store(obj: Any) -> Any:
     s = _get(obj, "store")
     if s is None:
@@ -616,6 +651,7 @@ def from_inspect_sample(
         costs = tuple(cost_from_usage(u, m) for m, u in mu.items())
     if success is None:
         success = success_from_inspect_scores(_get(obj, "scores"), success_from)
+    costs = _with_recorded_dollars(costs, _get(obj, "scores"))
     err = _get(obj, "error")
     error = None
     if err is not None:
