@@ -115,7 +115,7 @@ def _aligned(owner: str, values: Any, n: int) -> list[Any]:
 
 
 def _step(call: Any, error: Any = None, call_id: Any = None) -> Step:
-    name = _get(call, "name")
+    name = _get(call, "name", "tool")
     args = _get(call, "input_parameters", "inputParameters", "args", default=None)
     return Step(
         tool=name,
