@@ -190,3 +190,23 @@ def test_import_ek_agents_loads_no_third_party_module() -> None:
     )
     assert "ek" in loaded
     assert offenders == [], f"import ek.agents pulled in third-party modules: {offenders}"
+
+
+def test_rich_verdict_reason_and_detail_are_kept() -> None:
+    class Verdict:
+        def __init__(self, ok: bool) -> None:
+            self.ok = ok
+            self.reason = "2 of 3 hidden tests failed" if not ok else "all passed"
+
+        def __bool__(self) -> bool:
+            return self.ok
+
+        def to_dict(self) -> dict[str, object]:
+            return {"passed": self.ok, "reason": self.reason}
+
+    def hidden(ep: Episode, gold: object) -> Verdict:
+        return Verdict(False)
+
+    s = TaskSuccessMetric(hidden)(Episode("t"), None)
+    assert s.value == 0.0 and s.reason == "hidden check failed: 2 of 3 hidden tests failed"
+    assert s.detail["verdict"] == {"passed": False, "reason": "2 of 3 hidden tests failed"}

@@ -67,17 +67,27 @@ from ek.agents.reliability import (
     reliability,
     wilson_interval,
 )
+from ek.agents.verifier import (
+    VERDICT_STATUSES,
+    HiddenTestChecker,
+    HiddenTestVerdict,
+    hidden_tests,
+    run_hidden_tests,
+)
 
 __all__ = [
     "COMPARABILITY_KEYS",
     "DESTRUCTIVE_WEIGHT",
     "TOKEN_KINDS",
+    "VERDICT_STATUSES",
     "Checker",
     "Cost",
     "CostPerSuccessMetric",
     "CostReport",
     "DeterministicAgentWarning",
     "Episode",
+    "HiddenTestChecker",
+    "HiddenTestVerdict",
     "Interval",
     "JudgeError",
     "JudgeMetric",
@@ -102,6 +112,7 @@ __all__ = [
     "dollars",
     "episode_dollars",
     "final_state_match",
+    "hidden_tests",
     "judge_validation",
     "load_prices",
     "mean_position_bias",
@@ -117,6 +128,7 @@ __all__ = [
     "recorded_success",
     "reliability",
     "resolve_price",
+    "run_hidden_tests",
     "suite_grammar",
     "wilson_interval",
     "write_episodes",

@@ -168,23 +168,31 @@ def task_success(
     """The pure function behind :class:`TaskSuccessMetric` (``name`` labels the checker)."""
     label = name or check_name(check)
     err = getattr(episode, "error", None)
+    verdict: Any = None
     if err:
         # The agent raised or timed out: a counted failure of the agent, not of the checker.
         ok, reason = False, f"agent error: {err}"
     else:
-        ok = bool(check(episode, gold))
+        res = check(episode, gold)
+        ok = bool(res)
         reason = f"{label} check {'passed' if ok else 'failed'}"
-    return Score(
-        1.0 if ok else 0.0,
-        {
-            "passed": ok,
-            "successes": int(ok),
-            "n": 1,
-            "higher_is_better": True,
-            "reason": reason,
-            "checker": label,
-        },
-    )
+        # A checker may return a richer, truthy verdict (e.g. HiddenTestVerdict): keep its reason.
+        why = getattr(res, "reason", None)
+        if isinstance(why, str) and why:
+            reason = f"{reason}: {why}"
+        if callable(getattr(res, "to_dict", None)):
+            verdict = res.to_dict()
+    detail: dict[str, Any] = {
+        "passed": ok,
+        "successes": int(ok),
+        "n": 1,
+        "higher_is_better": True,
+        "reason": reason,
+        "checker": label,
+    }
+    if verdict is not None:
+        detail["verdict"] = verdict
+    return Score(1.0 if ok else 0.0, detail)
 
 
 class TaskSuccessMetric:
