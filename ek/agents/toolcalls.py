@@ -183,8 +183,8 @@ class ArgVerdict(NamedTuple):
 class CallMatch(NamedTuple):
     """A predicted call assigned to a gold call, with its per-argument verdicts.
 
-    ``exact`` is BFCL's verdict for the pair; ``counts`` are the pair's weighted TP/FP/FN;
-    ``cost`` is the importance of the arguments that differ (each counted once).
+    ``exact`` is BFCL's verdict for the pair; ``tp``/``fp``/``fn`` are the pair's weighted
+    counts; ``cost`` is the importance of the arguments that differ (each counted once).
     """
 
     gold_index: int
@@ -192,8 +192,15 @@ class CallMatch(NamedTuple):
     tool: str
     args: tuple[ArgVerdict, ...]
     exact: bool
-    counts: FieldCounts
+    tp: float
+    fp: float
+    fn: float
     cost: float
+
+    @property
+    def counts(self) -> FieldCounts:
+        """The pair's weighted TP/FP/FN."""
+        return FieldCounts(self.tp, self.fp, self.fn)
 
     @property
     def wrong_args(self) -> tuple[ArgVerdict, ...]:
@@ -261,9 +268,9 @@ _NAN = ("\x00nan",)
 _MAX_DEPTH = 100
 
 
-def _bad_value(owner: str, v: Any) -> TypeError:
+def _bad_value(v: Any) -> TypeError:
     return TypeError(
-        f"{owner}: argument values must be JSON-like (str, int, float, bool, None, list, dict), "
+        "argument values must be JSON-like (str, int, float, bool, None, list, dict), "
         f"got {type(v).__name__}: {v!r:.120}"
     )
 
@@ -291,8 +298,11 @@ class _Ctx:
             r = memo[s] = self.canon(s)
         return r
 
-    def freeze(self, v: Any, owner: str, path: tuple[int, ...] = ()) -> Any:
-        """Canonicalise every leaf and return a hashable, type-tagged form (bool != int)."""
+    def freeze(self, v: Any, path: tuple[int, ...] = ()) -> Any:
+        """Canonicalise every leaf and return a hashable, type-tagged form (bool != int).
+
+        Errors name the problem; the caller prefixes which call and argument it was.
+        """
         t = type(v)
         if t is str:
             return self.cs(v)
@@ -304,28 +314,28 @@ class _Ctx:
             if self.leaf_canon:
                 v = self.canon(v)
                 if type(v) is not int and type(v) is not float:
-                    return self.freeze(v, owner, path)
+                    return self.freeze(v, path)
             return v if v == v else _NAN
-        if isinstance(v, (Mapping, list, tuple)):
+        if t is dict or t is list or t is tuple or isinstance(v, (Mapping, list, tuple)):
             if id(v) in path:
-                raise ValueError(f"{owner}: argument value is cyclic (contains itself)")
+                raise ValueError("the value is cyclic (it contains itself)")
             if len(path) >= _MAX_DEPTH:
-                raise ValueError(f"{owner}: argument value is nested deeper than {_MAX_DEPTH}")
+                raise ValueError(f"the value is nested deeper than {_MAX_DEPTH} levels")
             p = (*path, id(v))
             if isinstance(v, Mapping):
                 items = []
                 for k, x in v.items():
-                    if not isinstance(k, str):
-                        raise TypeError(f"{owner}: dict keys must be str, got {k!r:.120}")
-                    items.append((k, self.freeze(x, owner, p)))
+                    if type(k) is not str:
+                        raise TypeError(f"dict keys must be str, got {k!r:.120}")
+                    items.append((k, self.freeze(x, p)))
                 items.sort(key=lambda kv: kv[0])
                 return (_DICT, tuple(items))
-            return (_LIST, tuple(self.freeze(x, owner, p) for x in v))
+            return (_LIST, tuple(self.freeze(x, p) for x in v))
         if isinstance(v, bool):
             return (_BOOL, bool(v))
         if isinstance(v, (int, float)):
-            return self.freeze(float(v) if isinstance(v, float) else int(v), owner, path)
-        raise _bad_value(owner, v)
+            return self.freeze(float(v) if isinstance(v, float) else int(v), path)
+        raise _bad_value(v)
 
     # -- grammar look-ups (cached per tool)
     def tool(self, name: str) -> _Tool:
@@ -372,13 +382,6 @@ def _is_builtin_canon(canon: Canonicalizer) -> bool:
 # compiled gold patterns (untyped path) ------------------------------------------------------
 
 
-class _Lit:
-    __slots__ = ("v",)
-
-    def __init__(self, v: Any) -> None:
-        self.v = v
-
-
 class _AnyPat:
     __slots__ = ("lits", "optional", "others")
 
@@ -402,46 +405,56 @@ class _ListPat:
         self.items = items
 
 
-def _compile(x: Any, ctx: _Ctx, owner: str, path: tuple[int, ...] = ()) -> Any:
+_SCALARS = (str, int, float, bool, type(None))
+
+
+_PATTERNS = frozenset({_AnyPat, _DictPat, _ListPat})
+
+
+def _compile(x: Any, ctx: _Ctx, path: tuple[int, ...] = ()) -> Any:
+    """A gold value as a pattern: a literal becomes its frozen form, AnyOf/containers of AnyOf
+    become pattern objects (_AnyPat, _DictPat, _ListPat)."""
+    if type(x) in _SCALARS:
+        return ctx.freeze(x)
     if isinstance(x, AnyOf):
-        alts = [_compile(a, ctx, owner, path) for a in x.values]
-        lits = frozenset(a.v for a in alts if type(a) is _Lit)
-        others = tuple(a for a in alts if type(a) is not _Lit)
+        alts = [_compile(a, ctx, path) for a in x.values]
+        lits = frozenset(a for a in alts if type(a) not in _PATTERNS)
+        others = tuple(a for a in alts if type(a) in _PATTERNS)
         return _AnyPat(lits, others, x.optional)
-    if isinstance(x, (Mapping, list, tuple)) and _has_anyof(x, owner, path):
-        if id(x) in path:
-            raise ValueError(f"{owner}: gold value is cyclic (contains itself)")
+    if isinstance(x, (Mapping, list, tuple)) and _has_anyof(x, path):
         p = (*path, id(x))
         if isinstance(x, Mapping):
             items = {}
             for k, v in x.items():
-                if not isinstance(k, str):
-                    raise TypeError(f"{owner}: dict keys must be str, got {k!r:.120}")
-                items[k] = _compile(v, ctx, owner, p)
+                if type(k) is not str:
+                    raise TypeError(f"dict keys must be str, got {k!r:.120}")
+                items[k] = _compile(v, ctx, p)
             return _DictPat(items)
-        return _ListPat(tuple(_compile(v, ctx, owner, p) for v in x))
-    return _Lit(ctx.freeze(x, owner, path))
+        return _ListPat(tuple(_compile(v, ctx, p) for v in x))
+    return ctx.freeze(x, path)
 
 
-def _has_anyof(x: Any, owner: str, path: tuple[int, ...]) -> bool:
+def _has_anyof(x: Any, path: tuple[int, ...]) -> bool:
+    if type(x) in _SCALARS:
+        return False
     if isinstance(x, AnyOf):
         return True
     if isinstance(x, (Mapping, list, tuple)):
         if id(x) in path:
-            raise ValueError(f"{owner}: gold value is cyclic (contains itself)")
+            raise ValueError("the value is cyclic (it contains itself)")
         if len(path) >= _MAX_DEPTH:
-            raise ValueError(f"{owner}: gold value is nested deeper than {_MAX_DEPTH}")
+            raise ValueError(f"the value is nested deeper than {_MAX_DEPTH} levels")
         p = (*path, id(x))
         vals = x.values() if isinstance(x, Mapping) else x
-        return any(_has_anyof(v, owner, p) for v in vals)
+        return any(_has_anyof(v, p) for v in vals)
     return False
 
 
 def _match(pv: Any, pat: Any) -> bool:
     """Does the frozen predicted value ``pv`` satisfy the compiled gold pattern ``pat``?"""
     t = type(pat)
-    if t is _Lit:
-        return bool(pv == pat.v)
+    if t not in _PATTERNS:
+        return bool(pv == pat)
     if t is _AnyPat:
         if pv in pat.lits:
             return True
@@ -653,6 +666,8 @@ def _call_parts(x: Any, i: int, side: str) -> tuple[str, Mapping[str, Any]]:
 
 
 def _as_list(obj: Any, side: str) -> list[Any]:
+    if type(obj) is list:
+        return obj
     if is_episode(obj):
         obj = obj.trajectory
     if isinstance(obj, Trajectory):
@@ -665,45 +680,94 @@ def _as_list(obj: Any, side: str) -> list[Any]:
     return list(obj)
 
 
+def _where(side: str, i: int, tool: str, arg: Any, e: Exception) -> Exception:
+    return type(e)(f"{side} call {i} ({tool!r}) argument {arg!r}: {e}")
+
+
 class _PCall:
-    __slots__ = ("args", "fargs", "index", "key", "mass", "tool")
+    __slots__ = ("args", "fargs", "index", "info", "key", "mass", "tool")
 
     def __init__(self, i: int, tool: str, args: Mapping[str, Any], ctx: _Ctx) -> None:
         self.index = i
         self.tool = tool
         self.args = args
-        owner = f"predicted call {i} ({tool!r})"
+        info = self.info = ctx.tool(tool)
+        memo = ctx.memo
+        cs = ctx.cs
+        plain_numbers = not ctx.leaf_canon
+        imps = info.imps
+        dimp = info.dimp
+        mass = info.weight
         fa = {}
         for k, v in args.items():
-            if not isinstance(k, str):
-                raise TypeError(f"{owner}: argument names must be str, got {k!r:.120}")
-            fa[k] = ctx.freeze(v, f"{owner} argument {k!r}")
+            t = type(v)
+            if type(k) is not str:
+                e = TypeError(f"argument names must be str, got {k!r:.120}")
+                raise _where("predicted", i, tool, k, e)
+            if t is str:
+                fv = memo.get(v)
+                if fv is None:
+                    fv = cs(v)
+            elif t is int and plain_numbers:
+                fv = v
+            else:
+                try:
+                    fv = ctx.freeze(v)
+                except (TypeError, ValueError) as e:
+                    raise _where("predicted", i, tool, k, e) from None
+            fa[k] = fv
+            mass += imps.get(k, dimp)
         self.fargs = fa
         self.key = (tool, frozenset(fa.items()))
-        imp = ctx.imp
-        self.mass = ctx.weight(tool) + sum(imp(tool, k) for k in fa)
+        self.mass = mass
 
 
 class _GCall:
-    __slots__ = ("args", "index", "key", "lit", "mass", "optional", "pats", "tool")
+    __slots__ = ("args", "index", "info", "key", "lit", "mass", "optional", "pats", "tool")
 
     def __init__(self, i: int, tool: str, args: Mapping[str, Any], ctx: _Ctx) -> None:
         self.index = i
         self.tool = tool
         self.args = args
-        owner = f"gold call {i} ({tool!r})"
+        info = self.info = ctx.tool(tool)
+        memo = ctx.memo
+        cs = ctx.cs
+        plain_numbers = not ctx.leaf_canon
+        imps = info.imps
+        dimp = info.dimp
+        mass = info.weight
         pats = {}
+        literal = True
+        optional = []
         for k, v in args.items():
-            if not isinstance(k, str):
-                raise TypeError(f"{owner}: argument names must be str, got {k!r:.120}")
-            pats[k] = _compile(v, ctx, f"{owner} argument {k!r}")
+            t = type(v)
+            if type(k) is not str:
+                e = TypeError(f"argument names must be str, got {k!r:.120}")
+                raise _where("gold", i, tool, k, e)
+            if t is str:
+                pat = memo.get(v)
+                if pat is None:
+                    pat = cs(v)
+            elif t is int and plain_numbers:
+                pat = v
+            else:
+                try:
+                    pat = _compile(v, ctx)
+                except (TypeError, ValueError) as e:
+                    raise _where("gold", i, tool, k, e) from None
+                if type(pat) in _PATTERNS:
+                    literal = False
+                    if type(pat) is _AnyPat and pat.optional:
+                        optional.append(k)
+                        pats[k] = pat
+                        continue
+            pats[k] = pat
+            mass += imps.get(k, dimp)
         self.pats = pats
-        self.optional = frozenset(k for k, p in pats.items() if type(p) is _AnyPat and p.optional)
-        literal = all(type(p) is _Lit for p in pats.values())
-        self.lit: dict[str, Any] | None = {k: p.v for k, p in pats.items()} if literal else None
-        self.key = (tool, frozenset(self.lit.items())) if self.lit is not None else None
-        imp = ctx.imp
-        self.mass = ctx.weight(tool) + sum(imp(tool, k) for k in pats if k not in self.optional)
+        self.optional = frozenset(optional)
+        self.lit: dict[str, Any] | None = pats if literal else None
+        self.key = (tool, frozenset(pats.items())) if literal else None
+        self.mass = mass
 
 
 def _prepare_pred(obj: Any, ctx: _Ctx) -> list[_PCall]:
@@ -796,14 +860,16 @@ def _compare(p: _PCall, g: _GCall, ctx: _Ctx) -> _Pair:
 
 def _exact_pair(p: _PCall, g: _GCall, ctx: _Ctx) -> _Pair:
     """The verdicts of a pair already known to be identical (fast path)."""
-    tool = g.tool
-    imp = ctx.imp
-    tp = ctx.weight(tool)
+    info = g.info
+    imps = info.imps
+    dimp = info.dimp
+    tp = info.weight
+    gargs = g.args
     out = []
     for k, pv in p.args.items():
-        i = imp(tool, k)
+        i = imps.get(k, dimp)
         tp += i
-        out.append(ArgVerdict(k, "match", i, pv, g.args[k], ""))
+        out.append(ArgVerdict(k, "match", i, pv, gargs[k], ""))
     return _Pair(tuple(out), True, tp, 0.0, 0.0, 0.0)
 
 
@@ -882,24 +948,8 @@ def _assign_group(
     pairs_out: list[tuple[_GCall, _PCall, _Pair]],
     cache: dict[tuple[int, int], _Pair] | None = None,
 ) -> tuple[list[_GCall], list[_PCall]]:
-    """Assign within one tool-name group; returns the unassigned golds and preds."""
-    # 1. exact matches claimed first: literal gold calls by canonical key (a multiset
-    #    intersection, which is a maximum matching because identical calls are interchangeable).
-    if ctx.fields(golds[0].tool) is None:
-        by_key: dict[Any, list[_PCall]] = {}
-        for pc in preds:
-            by_key.setdefault(pc.key, []).append(pc)
-        rest_g = []
-        for gc in golds:
-            bucket = by_key.get(gc.key) if gc.key is not None else None
-            if bucket:
-                pc = bucket.pop(0)
-                pairs_out.append((gc, pc, _exact_pair(pc, gc, ctx)))
-            else:
-                rest_g.append(gc)
-        rest_p = [pc for bucket in by_key.values() for pc in bucket]
-        rest_p.sort(key=lambda pc: pc.index)
-        golds, preds = rest_g, rest_p
+    """Assign within one tool-name group by a min-cost assignment; returns what is left."""
+    # (Exact matches of literal gold calls were claimed before, in _match_prepared.)
     if not golds or not preds:
         return golds, preds
     # 2. the rest by a maximum bipartite matching: exact pairs first (a bonus larger than any
@@ -948,6 +998,14 @@ def _assign_group(
     return left_g, [pc for j, pc in enumerate(preds) if j not in taken]
 
 
+def _index(c: _PCall | _GCall) -> int:
+    return c.index
+
+
+def _first(t: tuple[int, Any, Any, Any]) -> int:
+    return t[0]
+
+
 def _match_prepared(
     preds: list[_PCall],
     golds: list[_GCall],
@@ -956,46 +1014,72 @@ def _match_prepared(
     objective: _Objective = "f1",
     extra_cost: bool = True,
 ) -> MatchResult:
-    gg: dict[str, list[_GCall]] = {}
-    for gc in golds:
-        gg.setdefault(gc.tool, []).append(gc)
-    pg: dict[str, list[_PCall]] = {}
+    # 1. Exact matches claimed first: a literal gold call on a tool without a schema is matched
+    #    exactly by precisely the predicted calls with the same canonical key, so a multiset
+    #    intersection by key is a maximum matching of the exact pairs (identical calls are
+    #    interchangeable).
+    pairs: list[tuple[int, _GCall, _PCall, _Pair]] = []
+    by_key: dict[Any, list[_PCall]] = {}
     for pc in preds:
-        pg.setdefault(pc.tool, []).append(pc)
-    pairs: list[tuple[_GCall, _PCall, _Pair]] = []
+        b = by_key.get(pc.key)
+        if b is None:
+            by_key[pc.key] = [pc]
+        else:
+            b.append(pc)
+    rest_g: list[_GCall] = []
+    for gc in golds:
+        b = by_key.get(gc.key) if gc.key is not None and gc.info.fields is None else None
+        if b:
+            pc = b.pop(0)
+            pairs.append((gc.index, gc, pc, _exact_pair(pc, gc, ctx)))
+        else:
+            rest_g.append(gc)
+    if len(pairs) == len(preds):
+        rest_p: list[_PCall] = []
+    elif not pairs:
+        rest_p = preds
+    else:
+        rest_p = [pc for b in by_key.values() for pc in b]
+        rest_p.sort(key=_index)
+    # 2. The rest, per tool name, by a maximum bipartite matching.
     missing: list[_GCall] = []
     extra: list[_PCall] = []
-    for tool, gl in gg.items():
-        pl = pg.get(tool)
-        if not pl:
-            missing.extend(gl)
-            continue
-        mg, ep = _assign_group(
-            pl, gl, ctx, objective=objective, extra_cost=extra_cost, pairs_out=pairs
-        )
-        missing.extend(mg)
-        extra.extend(ep)
-    for tool, pl in pg.items():
-        if tool not in gg:
-            extra.extend(pl)
-    pairs.sort(key=lambda t: t[0].index)
-    missing.sort(key=lambda g: g.index)
-    extra.sort(key=lambda p: p.index)
+    if rest_g and rest_p:
+        gg: dict[str, list[_GCall]] = {}
+        for gc in rest_g:
+            gg.setdefault(gc.tool, []).append(gc)
+        pg: dict[str, list[_PCall]] = {}
+        for pc in rest_p:
+            pg.setdefault(pc.tool, []).append(pc)
+        out: list[tuple[_GCall, _PCall, _Pair]] = []
+        for tool, gl in gg.items():
+            pl = pg.get(tool)
+            if not pl:
+                missing.extend(gl)
+                continue
+            mg, ep = _assign_group(
+                pl, gl, ctx, objective=objective, extra_cost=extra_cost, pairs_out=out
+            )
+            missing.extend(mg)
+            extra.extend(ep)
+        for tool, pl in pg.items():
+            if tool not in gg:
+                extra.extend(pl)
+        pairs.extend((gc.index, gc, pc, pr) for gc, pc, pr in out)
+        missing.sort(key=_index)
+        extra.sort(key=_index)
+    else:
+        missing, extra = rest_g, rest_p
+    pairs.sort(key=_first)
     tp = fp = fn = 0.0
     matched = []
-    for gc, pc, pr in pairs:
+    for _, gc, pc, pr in pairs:
         tp += pr.tp
         fp += pr.fp
         fn += pr.fn
         matched.append(
             CallMatch(
-                gc.index,
-                pc.index,
-                gc.tool,
-                pr.verdicts,
-                pr.exact,
-                FieldCounts(pr.tp, pr.fp, pr.fn),
-                pr.cost,
+                gc.index, pc.index, gc.tool, pr.verdicts, pr.exact, pr.tp, pr.fp, pr.fn, pr.cost
             )
         )
     miss = []
@@ -1095,7 +1179,11 @@ def _enumerate(items: list[str]) -> str:
     return "; ".join(items[:_LIST_MAX]) + f"; and {len(items) - _LIST_MAX} more"
 
 
-def _reason(r: MatchResult) -> str:
+def _reason(
+    r: MatchResult,
+    f1: float | None = None,
+    wrong_args: tuple[tuple[CallMatch, ArgVerdict], ...] | None = None,
+) -> str:
     n_gold = len(r.matched) + len(r.missing)
     n_exact = sum(1 for m in r.matched if m.exact)
     head = (
@@ -1117,7 +1205,7 @@ def _reason(r: MatchResult) -> str:
             + _enumerate([f"{c.tool} (call #{c.index}, cost {_fmt_cost(c.cost)})" for c in r.extra])
         )
     wrong = []
-    for m, a in r.wrong_args:
+    for m, a in r.wrong_args if wrong_args is None else wrong_args:
         if a.verdict == "wrong":
             what = f"got {a.predicted!r:.40}, expected {_brief(_show(a.expected))} ({a.reason})"
         elif a.verdict == "missing":
@@ -1131,7 +1219,8 @@ def _reason(r: MatchResult) -> str:
     if wrong:
         parts.append("wrong arguments: " + _enumerate(wrong))
     c = r.counts
-    parts.append(f"weighted TP {c.tp:g}, FP {c.fp:g}, FN {c.fn:g}, F1 {c.f1:.4f}")
+    f = c.f1 if f1 is None else f1
+    parts.append(f"weighted TP {c.tp:g}, FP {c.fp:g}, FN {c.fn:g}, F1 {f:.4f}")
     return "; ".join(parts[:1]) + ("; " + "; ".join(parts[1:]) if len(parts) > 1 else "")
 
 
@@ -1143,7 +1232,11 @@ def _brief(expected: Any) -> str:
     return f"{expected!r:.40}"
 
 
-def _breakdown(r: MatchResult) -> dict[str, Any]:
+def _breakdown(
+    r: MatchResult, wrong_args: tuple[tuple[CallMatch, ArgVerdict], ...] | None = None
+) -> dict[str, Any]:
+    if wrong_args is None:
+        wrong_args = r.wrong_args
     return {
         "matched": [
             {"gold": m.gold_index, "pred": m.pred_index, "tool": m.tool, "exact": m.exact}
@@ -1168,7 +1261,7 @@ def _breakdown(r: MatchResult) -> dict[str, Any]:
                 "importance": a.importance,
                 "reason": a.reason,
             }
-            for m, a in r.wrong_args
+            for m, a in wrong_args
         ],
     }
 
@@ -1189,6 +1282,8 @@ def tool_call_score(result: MatchResult) -> Score:
     """
     c = result.counts
     valid = result.valid
+    f1 = c.f1
+    wrong = result.wrong_args
     detail: dict[str, Any] = {
         "tp": c.tp,
         "fp": c.fp,
@@ -1196,10 +1291,10 @@ def tool_call_score(result: MatchResult) -> Score:
         "passed": valid,
         "valid": valid,
         "higher_is_better": True,
-        "reason": result.reason,
+        "reason": _reason(result, f1, wrong),
     }
-    detail.update(result.to_dict())
-    return Score(c.f1, detail)
+    detail.update(_breakdown(result, wrong))
+    return Score(f1, detail)
 
 
 class ToolCallMetric:
