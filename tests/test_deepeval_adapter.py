@@ -44,7 +44,6 @@ from ek.agents import (
     Cost,
     CostPerSuccessMetric,
     Episode,
-    RunProvenance,
     Step,
     TaskSpec,
     TaskSuccessMetric,
@@ -365,61 +364,13 @@ def test_import_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # --------------------------------------------------------------------------- round trips
 
-_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
-_scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), _text)
-_json = st.recursive(
-    _scalar,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_text, inner, max_size=3)),
-    max_leaves=6,
-)
-_steps = st.builds(
-    Step,
-    tool=st.sampled_from(["search", "lookup", "refund"]),
-    args=st.dictionaries(_text, _json, max_size=3),
-    observation=_json,
-    error=st.one_of(st.none(), _text),
-    id=st.one_of(st.none(), st.from_regex(r"call_[0-9]{1,3}", fullmatch=True)),
-)
-
-
-@st.composite
-def _costs(draw: Any) -> Cost:
-    out = draw(st.integers(0, 10_000))
-    return Cost(
-        input_tokens=draw(st.integers(0, 10_000)),
-        output_tokens=out,
-        cache_read_tokens=draw(st.integers(0, 10_000)),
-        cache_write_tokens=draw(st.integers(0, 100)),
-        reasoning_tokens=draw(st.integers(0, out)),
-        model=draw(st.one_of(st.none(), st.sampled_from(["gpt-x", "claude-y"]))),
-        role=draw(st.sampled_from(["agent", "judge"])),
-        dollars=draw(st.one_of(st.none(), st.floats(0, 5, allow_nan=False))),
-    )
-
-
-episodes = st.builds(
-    Episode,
-    task_id=st.from_regex(r"t[0-9]{1,4}", fullmatch=True),
-    trajectory=st.lists(_steps, max_size=4),
-    output=_json,
-    final_state=_json,
-    cost=st.lists(_costs(), max_size=2),
-    success=st.one_of(st.none(), st.booleans()),
-    trial=st.integers(0, 4),
-    input=_json,
-    error=st.one_of(st.none(), _text),
-    duration=st.one_of(st.none(), st.floats(0, 100, allow_nan=False)),
-    metadata=st.dictionaries(_text, _json, max_size=2),
-    run=st.one_of(
-        st.none(), st.builds(RunProvenance, agent=st.just("bot"), seed=st.integers(0, 9))
-    ),
-)
+from test_bridge_deepeval import episodes, steps  # noqa: E402  (shared strategies)
 
 
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(ep=episodes, gold_calls=st.lists(_steps, max_size=3), conversational=st.booleans())
+@given(ep=episodes, gold_calls=st.lists(steps, max_size=3), conversational=st.booleans())
 def test_round_trip_episode_deepeval_episode(
     ep: Episode, gold_calls: list[Step], conversational: bool
 ) -> None:

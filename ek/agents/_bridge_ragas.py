@@ -173,7 +173,9 @@ def from_ragas_sample(
                 inp = _content(m, md)
         elif kind == "ai":
             calls = list(_get(m, "tool_calls") or [])
-            ids = md.get("tool_call_ids") or [None] * len(calls)
+            ids = md.get("tool_call_ids")
+            if ids is None:
+                ids = [None] * len(calls)
             if len(ids) != len(calls):
                 raise ValueError(
                     f"user_input[{i}].metadata['tool_call_ids'] must have one id per tool call "
