@@ -1,0 +1,40 @@
+"""The embedded demo: a tau-bench-style retail suite, two scripted agents, and the demo job.
+
+``ek-agents demo [FOLDER]`` (or :func:`run_demo`) runs it end to end, offline, with no API key:
+see :mod:`ek.agents.demo.run`. The pieces are reusable: :mod:`~ek.agents.demo.world` (the
+database and its tools), :mod:`~ek.agents.demo.tasks` (:func:`load_tasks`: 30 tasks with gold
+final states and gold calls), :mod:`~ek.agents.demo.agents` (:func:`baseline_agent`,
+:func:`candidate_agent`). The Inspect AI form of the suite is in
+``ek.agents.demo.inspect_task`` (imported only when ``inspect-ai`` is installed).
+
+Example:
+    >>> from ek.agents.demo import baseline_agent, load_tasks, replayed_state_match
+    >>> task = load_tasks("lookup")[0]
+    >>> replayed_state_match(baseline_agent()(task), task)
+    True
+"""
+
+from __future__ import annotations
+
+from .agents import ScriptedAgent, TrialContext, baseline_agent, candidate_agent, oracle_agent
+from .run import DEMO_PRICES, DemoResult, run_demo
+from .tasks import SUITE_VERSION, load_tasks
+from .world import TOOLS, call_tool, initial_db, replay, replayed_state_match
+
+__all__ = [
+    "DEMO_PRICES",
+    "SUITE_VERSION",
+    "TOOLS",
+    "DemoResult",
+    "ScriptedAgent",
+    "TrialContext",
+    "baseline_agent",
+    "call_tool",
+    "candidate_agent",
+    "initial_db",
+    "load_tasks",
+    "oracle_agent",
+    "replay",
+    "replayed_state_match",
+    "run_demo",
+]

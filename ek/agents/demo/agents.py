@@ -126,17 +126,28 @@ class _Usage:
         self.context = task_tokens  # conversation tokens beyond the static prefix
         self.seen = 0  # conversation tokens already in the provider's cache
         self.inp = self.cache_read = self.out = self.reasoning = 0
+        self.calls: list[Cost] = []  # one Cost per model call
 
     def model_call(self, observation_tokens: int = 0) -> None:
         tm = self.tm
         self.context += observation_tokens
         new = self.context - self.seen if tm.cache else self.context
-        self.inp += new
-        self.cache_read += tm.prefix_tokens + (self.seen if tm.cache else 0)
+        cached = tm.prefix_tokens + (self.seen if tm.cache else 0)
         r = self.rng.randint(*tm.reasoning) if tm.reasoning[1] else 0
         o = self.rng.randint(*tm.output)
+        self.inp += new
+        self.cache_read += cached
         self.reasoning += r
         self.out += r + o
+        self.calls.append(
+            Cost(
+                input_tokens=new,
+                cache_read_tokens=cached,
+                output_tokens=r + o,
+                reasoning_tokens=r,
+                model=tm.model,
+            )
+        )
         self.seen = self.context
         self.context += o  # the call's visible output joins the conversation (reasoning does not)
 
@@ -331,13 +342,18 @@ class ScriptedAgent:
         return PERFECT
 
     def __call__(self, task: TaskSpec, context: Any = None) -> Episode:
+        return self.plan(task, context)[0]
+
+    def plan(self, task: TaskSpec, context: Any = None) -> tuple[Episode, tuple[Cost, ...]]:
+        """The episode and the usage of each of its model calls (one per tool call, then the
+        reply): what a replay through another host (Inspect's mockllm) needs."""
         trial = int(getattr(context, "trial", 0) or 0)
         seed = getattr(context, "seed", None)
         seed = self.seed if seed is None else seed
         rng = random.Random(f"{self.name}|{seed}|{task.task_id}|{trial}")
         t = _Trial(task, self.profile(task), self.tokens, rng)
         reply = _run(task, t)
-        return Episode(
+        ep = Episode(
             task_id=task.task_id,
             trajectory=Trajectory(t.steps),
             output=reply,
@@ -347,6 +363,7 @@ class ScriptedAgent:
             input=task.input,
             metadata={"agent": self.name, "notes": t.notes} if t.notes else {"agent": self.name},
         )
+        return ep, tuple(t.usage.calls)
 
 
 def baseline_agent(seed: int = 0) -> ScriptedAgent:

@@ -286,6 +286,7 @@ def run_demo(
     k: int = 5,
     seed: int = 0,
     inspect: bool | None = None,
+    inspect_epochs: int = 2,
     plots: bool | None = None,
     resume: bool = False,
     progress: bool = True,
@@ -301,6 +302,9 @@ def run_demo(
         seed: The run seed (every trial's randomness derives from it).
         inspect: Run the Inspect AI part: ``True`` (required), ``False`` (skip) or ``None``
             (when ``inspect-ai`` is importable).
+        inspect_epochs: Epochs of the Inspect run (at most ``k``; each replays the baseline's
+            trial of the same number). Inspect costs about a quarter of a second per sample
+            and epoch, so the default is 2 to keep the demo well under a minute.
         plots: Write the plots: ``True`` (required), ``False`` or ``None`` (when ``matplotlib``
             is importable).
         resume: Keep the existing trial stores and resume them instead of starting afresh.
@@ -393,7 +397,10 @@ def run_demo(
             note = f"Inspect part skipped: {e}"
         else:
             insp = run_inspect_demo(
-                os.path.join(root, "inspect"), k=k, seed=seed, reference=results["baseline"]
+                os.path.join(root, "inspect"),
+                k=max(1, min(k, inspect_epochs)),
+                seed=seed,
+                reference=results["baseline"],
             )
             emit(str(insp["report"]))
             emit()
@@ -472,6 +479,12 @@ def add_demo_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("-k", "--trials", type=int, default=5, dest="k", help="trials per task (5)")
     p.add_argument("--seed", type=int, default=0, help="run seed (0)")
     p.add_argument("--no-inspect", action="store_true", help="skip the Inspect AI part")
+    p.add_argument(
+        "--inspect-epochs",
+        type=int,
+        default=2,
+        help="epochs of the Inspect AI part (2; at most -k; about 0.25 s per sample and epoch)",
+    )
     p.add_argument("--no-plots", action="store_true", help="do not write the plots")
     p.add_argument("--resume", action="store_true", help="resume the existing trial stores")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -492,6 +505,7 @@ def demo_command(args: argparse.Namespace) -> int:
         k=args.k,
         seed=args.seed,
         inspect=False if args.no_inspect else None,
+        inspect_epochs=args.inspect_epochs,
         plots=False if args.no_plots else None,
         resume=args.resume,
         progress=not args.quiet,

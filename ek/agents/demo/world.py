@@ -33,9 +33,11 @@ from importlib import resources
 from typing import Any
 
 from ek.agents.base import Step, ToolSpec, Trajectory
+from ek.registry import register
 
 __all__ = [
     "CANCEL_REASONS",
+    "CHECKER_NAME",
     "REFUND_REASONS",
     "TOOLS",
     "ToolError",
@@ -403,3 +405,9 @@ def replayed_state_match(episode: Any, gold: Any) -> bool:
     target = getattr(gold, "gold", gold)
     db, _ = replay(episode.trajectory)
     return bool(db == target)
+
+
+#: The registered name of :func:`replayed_state_match` (``"checkers"`` namespace), so a
+#: run's store or an Inspect log can name the checker.
+CHECKER_NAME = "ek_demo_replayed_state"
+register("checkers", CHECKER_NAME, replayed_state_match)
