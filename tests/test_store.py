@@ -53,13 +53,36 @@ def test_lines_are_flushed_before_close(tmp_path: Path) -> None:
 
 
 def test_group_commit_counts_fsyncs(tmp_path: Path) -> None:
-    s = TrialStore.open(tmp_path / "s.jsonl", HEADER, fsync_every=3, fsync_interval=1e9)
+    s = TrialStore.open(
+        tmp_path / "s.jsonl", HEADER, fsync_every=3, fsync_interval=1e9, background_fsync=False
+    )
     for i in range(7):
         s.append(_rec("t", i))
     assert s.n_fsyncs == 2  # after the 3rd and the 6th append
     s.close()
     assert s.n_fsyncs == 3  # the 7th on close
     s.close()  # idempotent
+
+
+def test_background_group_commit(tmp_path: Path) -> None:
+    s = TrialStore.open(tmp_path / "s.jsonl", HEADER, fsync_every=3, fsync_interval=1e9)
+    for i in range(7):
+        s.append(_rec("t", i))
+    s.close()  # waits for the background fsync and syncs the rest
+    assert s.n_fsyncs >= 2 and s._pending == 0
+    assert len(read_store(tmp_path / "s.jsonl").records) == 7
+
+
+def test_failed_background_fsync_is_raised(tmp_path: Path) -> None:
+    s = TrialStore.open(tmp_path / "s.jsonl", HEADER, fsync_every=1, fsync_interval=1e9)
+
+    def broken(fd: int) -> None:
+        raise OSError(5, "EIO")
+
+    s._fsync = broken  # type: ignore[method-assign]
+    s.append(_rec("t", 0))
+    with pytest.raises(OSError, match="EIO"):
+        s.close()
 
 
 @pytest.mark.parametrize("field", ["run", "suite", "k"])

@@ -6,16 +6,19 @@ Layout: the first line is a **header** (``{"ek_store": 1, "run": RunProvenance, 
 
 Durability, precisely:
 
-* Each trial's line is written with one ``write`` and **flushed** to the operating system as
-  soon as the trial finishes, so a killed process (SIGKILL, OOM, a crash) loses no finished trial:
+* Each trial's line is handed to the operating system with one unbuffered ``write`` as soon
+  as the trial finishes, so a killed process (SIGKILL, OOM, a crash) loses no finished trial:
   the kernel still holds the bytes.
 * ``fsync`` (to survive a **power loss** or kernel crash) is done in batches (group commit):
   after every ``fsync_every`` trials (default 64) or, when a trial finishes, if
   ``fsync_interval`` seconds (default 1.0) have passed since the last one; and always on
-  :meth:`TrialStore.close`. A power loss can therefore cost the trials written since the last
-  fsync: at most ``fsync_every - 1`` trials, or those of the last ``fsync_interval`` seconds
-  (longer only if no trial finished since then to trigger the timed sync). Lost trials are simply
-  re-run on resume.
+  :meth:`TrialStore.close`. By default the batch fsync runs on a background thread
+  (``background_fsync=True``) so a slow disk never stalls the trials; one fsync is in flight at a
+  time, and a batch that comes due meanwhile is synced by the next trigger. A power loss can
+  therefore cost the trials written since the start of the last completed fsync: about
+  ``fsync_every`` trials or ``fsync_interval`` seconds' worth, plus those that finished while
+  an fsync was in flight (longer only if no trial finished since then to trigger the timed
+  sync). Lost trials are simply re-run on resume.
 * A crash in the middle of a ``write`` can leave a **torn last line** (no trailing newline, not
   valid JSON). Opening the store detects it and truncates it away (earlier lines are untouched);
   a complete last line that merely lacks its newline is kept. A malformed line *before* the last
@@ -35,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import time
@@ -74,6 +78,15 @@ def _dumps(obj: Any) -> str:
         return json.dumps(
             to_json_safe(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False
         )
+
+
+def _write_all(fh: IO[bytes], data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = fh.write(view)
+        if not n:  # pragma: no cover - a regular file accepts at least one byte
+            raise OSError(f"could not write to {getattr(fh, 'name', fh)!r}")
+        view = view[n:]
 
 
 def _loads(line: str) -> Any:
@@ -174,25 +187,32 @@ class TrialStore:
     def __init__(
         self,
         path: str,
-        fh: IO[str],
+        fh: IO[bytes],
         header: Mapping[str, Any],
         records: list[dict[str, Any]],
         *,
         fsync_every: int,
         fsync_interval: float,
         repaired: bool,
+        background_fsync: bool = True,
     ) -> None:
         self.path = path
         self.header = dict(header)
         self.records: list[dict[str, Any]] = records
         self.finished: set[tuple[str, int]] = {_key(r, path) for r in records}
         self.repaired = repaired
-        self._fh: IO[str] | None = fh
+        self._fh: IO[bytes] | None = fh
         self._every = fsync_every
         self._interval = fsync_interval
         self._pending = 0
         self._last_sync = time.monotonic()
         self.n_fsyncs = 0
+        self._pool = (
+            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="ek-store-fsync")
+            if background_fsync
+            else None
+        )
+        self._inflight: concurrent.futures.Future[None] | None = None
 
     @classmethod
     def open(
@@ -202,6 +222,7 @@ class TrialStore:
         *,
         fsync_every: int = 64,
         fsync_interval: float = 1.0,
+        background_fsync: bool = True,
     ) -> TrialStore:
         """Open (or create) the store at ``path`` for an experiment described by ``header``.
 
@@ -215,6 +236,7 @@ class TrialStore:
                 other fields to record (``ek_store`` is added).
             fsync_every: fsync after this many appended trials (>= 1).
             fsync_interval: ...or when this many seconds passed since the last fsync (> 0).
+            background_fsync: Run the batch fsync on a background thread (default) or inline.
         """
         if isinstance(fsync_every, bool) or not isinstance(fsync_every, int) or fsync_every < 1:
             raise ValueError(f"fsync_every must be an int >= 1, got {fsync_every!r}")
@@ -232,9 +254,8 @@ class TrialStore:
         old, records, end, torn = _parse(p, existing)
         if old is None:
             # new, empty, or only a torn header: start afresh
-            fh = open(p, "w", encoding="utf-8")  # noqa: SIM115 (the store owns the handle)
-            fh.write(_dumps(want) + "\n")
-            fh.flush()
+            fh = open(p, "wb", buffering=0)  # noqa: SIM115 (the store owns the handle)
+            _write_all(fh, (_dumps(want) + "\n").encode("utf-8"))
             os.fsync(fh.fileno())
             return cls(
                 p,
@@ -244,6 +265,7 @@ class TrialStore:
                 fsync_every=fsync_every,
                 fsync_interval=fsync_interval,
                 repaired=bool(existing),
+                background_fsync=background_fsync,
             )
         diffs = [k for k in _COMPARED if to_json_safe(old.get(k)) != want.get(k)]
         if diffs:
@@ -259,10 +281,9 @@ class TrialStore:
                 bfh.truncate(end)
                 bfh.flush()
                 os.fsync(bfh.fileno())
-        fh = open(p, "a", encoding="utf-8")  # noqa: SIM115
+        fh = open(p, "ab", buffering=0)  # noqa: SIM115
         if end and not existing[:end].endswith(b"\n"):
-            fh.write("\n")  # a complete last line without its newline: terminate it
-            fh.flush()
+            _write_all(fh, b"\n")  # a complete last line without its newline: terminate it
         return cls(
             p,
             fh,
@@ -271,6 +292,7 @@ class TrialStore:
             fsync_every=fsync_every,
             fsync_interval=fsync_interval,
             repaired=torn,
+            background_fsync=background_fsync,
         )
 
     def append(self, record: Mapping[str, Any]) -> None:
@@ -278,33 +300,59 @@ class TrialStore:
         if self._fh is None:
             raise ValueError(f"{self.path}: the store is closed")
         key = _key(record, self.path)
-        line = _dumps(record) + "\n"
-        self._fh.write(line)
-        self._fh.flush()
+        # one unbuffered write per trial: in the kernel as soon as this returns
+        _write_all(self._fh, (_dumps(record) + "\n").encode("utf-8"))
         self.finished.add(key)
         self._pending += 1
         if self._pending >= self._every or time.monotonic() - self._last_sync >= self._interval:
             self.sync()
 
-    def sync(self) -> None:
-        """fsync what has been written (no-op when nothing is pending)."""
-        if self._fh is None or self._pending == 0:
-            return
-        os.fsync(self._fh.fileno())
-        self._pending = 0
-        self._last_sync = time.monotonic()
+    def _fsync(self, fd: int) -> None:
+        os.fsync(fd)
         self.n_fsyncs += 1
 
+    def _check_background(self, wait: bool) -> bool:
+        """Surface a failed background fsync; True when none is in flight."""
+        f = self._inflight
+        if f is None:
+            return True
+        if not wait and not f.done():
+            return False
+        self._inflight = None
+        f.result()  # re-raises an OSError of the background fsync (e.g. EIO, ENOSPC)
+        return True
+
+    def sync(self, *, wait: bool = False) -> None:
+        """fsync what has been written (a no-op when nothing is pending).
+
+        With ``background_fsync`` the fsync is handed to the store's thread unless ``wait``;
+        when one is already in flight, the pending lines stay pending for the next trigger.
+        """
+        if self._fh is None:
+            return
+        if self._pool is None or wait:
+            self._check_background(wait=True)
+            if self._pending or wait:
+                self._fsync(self._fh.fileno())
+        else:
+            if self._pending == 0 or not self._check_background(wait=False):
+                return
+            self._inflight = self._pool.submit(self._fsync, self._fh.fileno())
+        self._pending = 0
+        self._last_sync = time.monotonic()
+
     def close(self) -> None:
-        """fsync and close (idempotent)."""
+        """fsync (waiting for any background fsync) and close (idempotent)."""
         if self._fh is None:
             return
         try:
-            self._fh.flush()
-            self.sync()
+            if self._pending or self._inflight is not None:
+                self.sync(wait=True)
         finally:
             self._fh.close()
             self._fh = None
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.records)

@@ -187,7 +187,7 @@ class SliceResult:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class SuiteResult:
     """Everything a suite run produced.
 
@@ -231,6 +231,14 @@ class SuiteResult:
     def n_trials(self) -> int:
         """Trials in the result."""
         return len(self.episodes)
+
+    def __repr__(self) -> str:
+        rate = self.success_rate
+        return (
+            f"SuiteResult(tasks={len(self.tasks)}, k={self.k}, trials={self.n_trials}, "
+            f"success_rate={rate:.4g}, agent_failures={self.agent_failures}, "
+            f"resumed={self.resumed}, metrics={dict(self.metrics)}, run={self.run.signature()!r})"
+        )
 
     @property
     def success_rate(self) -> float:
@@ -605,8 +613,8 @@ async def arun_suite(
                     error = f"invalid agent result: {e}"
             if error is not None:
                 ep = Episode(task.task_id, trial=trial, run=run, error=error, duration=dur)
-            ok, scores = await _judge(ep, task, checker, mets)
-            ep = ep.replace(success=ok)
+            ep, scores = await _judge(ep, task, checker, mets)
+            ok = bool(ep.success)
             state.results[(task.task_id, trial)] = (ep, ok, scores)
             state.done += 1
             state.failures += ep.error is not None
@@ -651,9 +659,17 @@ async def arun_suite(
     )
 
 
+def _with_success(ep: Episode, ok: bool) -> Episode:
+    # A copy with the checker's verdict. ``ok`` is a bool, so the full re-validation that
+    # Episode.replace does would only cost time on the hot path (one call per trial).
+    new = copy.copy(ep)
+    object.__setattr__(new, "success", ok)
+    return new
+
+
 async def _judge(
     ep: Episode, task: TaskSpec, checker: Callable[[Any, Any], Any], mets: Sequence[Any]
-) -> tuple[bool, dict[str, Score]]:
+) -> tuple[Episode, dict[str, Score]]:
     # Harness code: any exception here propagates as a HarnessError (not an agent failure).
     if ep.error is not None:
         ok = False
@@ -668,11 +684,11 @@ async def _judge(
                 f"{ep.trial}: {type(e).__name__}: {e}"
             ) from e
         ok = bool(v)
-    judged = ep.replace(success=ok)
+    judged = _with_success(ep, ok)
     scores: dict[str, Score] = {}
     for m in mets:
         scores[str(m.name)] = _score(m, judged, task)
-    return ok, scores
+    return judged, scores
 
 
 def _score(m: Any, ep: Episode, task: TaskSpec) -> Score:
@@ -692,7 +708,7 @@ def _record(
     ep: Episode, ok: bool, scores: Mapping[str, Score], run: RunProvenance, check: Any
 ) -> dict[str, Any]:
     d = ep.to_dict()
-    if ep.run == run:
+    if ep.run is run or ep.run == run:
         d.pop("run", None)  # the header holds it
     return {
         "task_id": ep.task_id,
@@ -728,9 +744,9 @@ def _restore(
             scores[name] = (
                 _score_from(saved[name])
                 if name in saved
-                else _score(m, ep.replace(success=ok), task)
+                else _score(m, _with_success(ep, ok), task)
             )
-        state.results[(tid, trial)] = (ep.replace(success=ok), ok, scores)
+        state.results[(tid, trial)] = (_with_success(ep, ok), ok, scores)
         state.failures += ep.error is not None
         n += 1
     return n
