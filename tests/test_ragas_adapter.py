@@ -311,3 +311,17 @@ def test_reference_is_json_for_state_checks() -> None:
     assert json.loads(sample.reference) == {"o1": "refunded"}
     m = ek_ragas_metric(TaskSuccessMetric, check="final_state", reference_is_json=True)
     assert m.multi_turn_score(sample) == 1.0
+
+
+def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    import runpy
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "ragas_example.py"
+    runpy.run_path(str(example), run_name="__main__")
+    out = capsys.readouterr().out
+    # double refund: ek 0.8 (extra refund, mass 2: 8/10), Ragas ToolCallF1 1.0.
+    assert "'run': 'double_refund', 'ek_tool_calls': 0.8" in out
+    assert "'tool_call_f1': 1.0, 'tool_call_accuracy': 0.0" in out
+    # refund first: exact trajectory cost 4 of worst case 8.
+    assert "'run': 'refund_first', 'ek_trajectory_exact': 0.5" in out
