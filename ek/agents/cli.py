@@ -5,6 +5,10 @@ Subcommands live in a table (:data:`SUBCOMMANDS`); add one with :func:`add_subco
 * ``ek-agents report RUN [--json] [--k K] [--prices FILE] [--confidence C]``: success rate with
   its interval, the pass@k / pass^k table, cost by role and model, Cost-of-Pass, per slice. RUN is
   a trial store, a baseline or an Inspect log.
+* ``ek-agents demo [FOLDER] [-k K]``: the embedded demo suite end to end (see
+  :mod:`ek.agents.demo.run`).
+* ``ek-agents report RUN --plot FILE [--compare RUN ...]``: also draw pass^k against k and
+  success against cost with the Pareto frontier (:mod:`ek.agents.plots`).
 * ``ek-agents gate BASELINE CURRENT [--tolerance T] [--confidence C] [--stratified]
   [--json]``: the variance-aware regression gate. Exit codes: **0** pass, **1** regression,
   **2** refused (incomparable or empty runs) or unreadable input.
@@ -263,6 +267,34 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", type=int, default=None, help="largest k of the pass@k table")
     p.add_argument("--prices", metavar="FILE", help="LiteLLM price JSON to price the episodes")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    # --plot / --compare: added for the demo (ek.agents.plots); needs the `plot` extra.
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also draw pass^k against k and success against cost (Pareto frontier) into FILE "
+        "(needs matplotlib: pip install ek-agents[plot])",
+    )
+    p.add_argument(
+        "--compare",
+        metavar="RUN",
+        action="append",
+        default=[],
+        help="another run to draw beside RUN in --plot (repeatable)",
+    )
+
+
+def _run_plot(args: argparse.Namespace) -> int:
+    from .cost import load_prices
+    from .plots import plot_runs
+
+    try:
+        prices = load_prices(args.prices) if args.prices else None
+        out = plot_runs([args.run, *args.compare], args.plot, prices=prices)
+    except (ImportError, OSError, ValueError, TypeError) as e:
+        _err(str(e))
+        return EXIT_REFUSED
+    print(f"plot written to {out}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _run_report(args: argparse.Namespace) -> int:
@@ -277,6 +309,8 @@ def _run_report(args: argparse.Namespace) -> int:
         print(json.dumps(to_json_safe(data), indent=1, ensure_ascii=False))
     else:
         _print_report(data, sys.stdout)
+    if getattr(args, "plot", None):
+        return _run_plot(args)
     return EXIT_OK
 
 
@@ -359,6 +393,32 @@ add_subcommand(
         "variance-aware regression gate: exit 0 pass, 1 regression, 2 refused/unreadable",
         _configure_gate,
         _run_gate,
+    )
+)
+
+
+# ----------------------------------------------------------------------------- demo
+# `ek-agents demo`: the embedded demo suite end to end (ek.agents.demo.run, imported on use).
+
+
+def _configure_demo(p: argparse.ArgumentParser) -> None:
+    from .demo.run import add_demo_arguments
+
+    add_demo_arguments(p)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from .demo.run import demo_command
+
+    return demo_command(args)
+
+
+add_subcommand(
+    Subcommand(
+        "demo",
+        "run the embedded retail demo offline: two agents, report, gate, Inspect run, plots",
+        _configure_demo,
+        _run_demo,
     )
 )
 

@@ -39,6 +39,7 @@ __all__ = [
     "plot_pass_hat_k",
     "plot_report",
     "plot_run",
+    "plot_runs",
     "require_matplotlib",
 ]
 
@@ -284,3 +285,35 @@ def plot_report(runs: Sequence[PlotRun], path: str | os.PathLike[str]) -> str:
     _draw_pass_hat_k(fig.add_subplot(1, 2, 1), rs)
     _draw_cost_success(fig.add_subplot(1, 2, 2), rs)
     return _save(fig, path)
+
+
+def plot_runs(
+    paths: Sequence[str | os.PathLike[str]],
+    path: str | os.PathLike[str],
+    *,
+    prices: Mapping[str, Any] | None = None,
+) -> str:
+    """Load runs (trial stores, baselines, Inspect logs) and draw :func:`plot_report` of them
+    into ``path`` (what ``ek-agents report RUN --plot FILE [--compare RUN ...]`` does).
+
+    Args:
+        paths: The runs, one curve and one point each (labelled by agent name, else file name).
+        path: The image file to write.
+        prices: A ``{model: ModelPrice}`` catalogue to price runs that kept their episodes
+            (a baseline keeps the cost it was saved with).
+    """
+    import dataclasses
+
+    from .cost import cost_report
+    from .runs import load_run
+
+    require_matplotlib()  # fail before loading anything when the extra is missing
+    runs = []
+    for p in paths:
+        s = load_run(p)
+        if prices is not None and s.episodes is not None and s.verdicts is not None:
+            cost = cost_report(s.episodes, prices=prices, successes=s.verdicts).to_dict()
+            s = dataclasses.replace(s, cost=cost)
+        label = s.run.agent or os.path.basename(os.fspath(p))
+        runs.append(plot_run(s, label))
+    return plot_report(runs, path)
