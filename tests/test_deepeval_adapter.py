@@ -415,3 +415,15 @@ def test_gold_shapes() -> None:
     assert gold.gold == {"o1": "refunded"} and back.output == {"answer": 4}
     with pytest.raises(TypeError, match="expects an Episode"):
         to_deepeval_test_case("not an episode")  # type: ignore[arg-type]
+
+
+def test_adapter_docstring_examples() -> None:
+    # adapters/ is outside the doctest testpaths (tests/, ek/): run its examples here.
+    import doctest
+
+    import ek.adapters.deepeval._convert as conv
+    import ek.adapters.deepeval._metric as met
+
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    for mod in (sys.modules["ek.adapters.deepeval"], conv, met):
+        assert doctest.testmod(mod, optionflags=flags).failed == 0, mod.__name__

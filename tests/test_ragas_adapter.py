@@ -325,3 +325,15 @@ def test_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert "'tool_call_f1': 1.0, 'tool_call_accuracy': 0.0" in out
     # refund first: exact trajectory cost 4 of worst case 8.
     assert "'run': 'refund_first', 'ek_trajectory_exact': 0.5" in out
+
+
+def test_adapter_docstring_examples() -> None:
+    # adapters/ is outside the doctest testpaths (tests/, ek/): run its examples here.
+    import doctest
+
+    import ek.adapters.ragas._convert as conv
+    import ek.adapters.ragas._metric as met
+
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    for mod in (sys.modules["ek.adapters.ragas"], conv, met):
+        assert doctest.testmod(mod, optionflags=flags).failed == 0, mod.__name__

@@ -24,7 +24,7 @@ with warnings.catch_warnings():
     from ragas.metrics.base import MetricType, MultiTurnMetric
     from ragas.metrics.collections import BaseMetric
 
-from ek.adapters._shell import json_safe, resolve_metric, run_metric
+from ek.adapters._shell import resolve_metric, run_metric
 from ek.agents._bridge_ragas import from_ragas_sample
 from ek.base import Score
 
@@ -150,7 +150,7 @@ class EkCollectionsMetric(BaseMetric):
 
     ``ascore(user_input, reference=None, reference_tool_calls=None, task_id=None)`` returns a
     ``MetricResult`` whose ``value`` is ek's number (NaN where undefined), ``reason`` ek's reason,
-    and ``traces`` ``{"input": {"task_id": ...}, "output": <ek detail, JSON-safe>}``. Arguments as
+    and ``traces`` ``{"input": {"task_id": ...}, "output": <ek detail as a dict>}``. Arguments as
     for :class:`EkRagasMetric`.
     """
 
@@ -201,7 +201,7 @@ class EkCollectionsMetric(BaseMetric):
         return MetricResult(
             value=s.value,
             reason=s.reason,
-            traces={"input": {"task_id": episode.task_id}, "output": json_safe(dict(s.detail))},
+            traces={"input": {"task_id": episode.task_id}, "output": dict(s.detail)},
         )
 
 

@@ -70,9 +70,13 @@ EPISODE_METADATA_KEYS = (
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if type(obj) is dict:  # the common row / model_dump shape: skip the ABC check
+        return obj.get(name, default)
+    if hasattr(obj, name):
+        return getattr(obj, name)
     if isinstance(obj, Mapping):
         return obj.get(name, default)
-    return getattr(obj, name, default)
+    return default
 
 
 def _kind(msg: Any, i: int) -> str:
