@@ -11,7 +11,6 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # Hosts' telemetry off everywhere this Makefile runs something.
 export DEEPEVAL_TELEMETRY_OPT_OUT := 1
 export RAGAS_DO_NOT_TRACK := true
-export INSPECT_TELEMETRY := false
 
 .PHONY: help venv install install-core test lint typecheck pytest demo bench constraints clean
 
@@ -51,8 +50,11 @@ pytest: install
 
 test: lint typecheck pytest
 
-demo: install-core
-	$(BIN)/python examples/quickstart.py
+# The demo: a retail suite run with k trials by two scripted agents (own harness, the
+# regression gate, an Inspect AI run with mockllm, and two plots), offline, no API key.
+DEMO_DIR ?= ek-demo-run
+demo: install
+	$(BIN)/ek-agents demo $(DEMO_DIR)
 
 bench: install
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

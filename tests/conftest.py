@@ -24,7 +24,6 @@ _ENV = {
     "DEEPEVAL_UPDATE_WARNING_OPT_IN": "0",
     "DEEPEVAL_GRPC_LOGGING": "0",
     "RAGAS_DO_NOT_TRACK": "true",
-    "INSPECT_TELEMETRY": "false",
     "HF_HUB_OFFLINE": "1",
     "HF_DATASETS_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",
@@ -38,6 +37,7 @@ _ENV = {
 }
 for _k, _v in _ENV.items():
     os.environ[_k] = _v
+os.environ.pop("INSPECT_TELEMETRY", None)  # Inspect reads it as a `module.function` hook
 for _k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "CONFIDENT_API_KEY"):
     os.environ.pop(_k, None)
 
