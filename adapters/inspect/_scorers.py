@@ -1,0 +1,407 @@
+"""ek scorers for Inspect: an Inspect sample -> Episode -> ek metrics -> one dict-valued Score.
+
+Every scorer here is async, returns a dict value with the dict form of ``metrics=``, and puts
+the ek reasons in ``explanation`` and the sums (and an episode summary) in ``metadata["ek"]``
+(see :mod:`._meta`). The value always has these keys, plus one per ek metric (its value)::
+
+    success   1.0 / 0.0: the task-success ``check`` against the gold (NaN: undecidable)
+    dollars   the agent's dollars for this attempt (NaN: unknown; never a fabricated 0.0)
+    tokens    the agent's tokens (all kinds)
+
+Cost comes from the transcript's model events, so it is right when re-scoring a log too (where
+``TaskState.token_usage`` is 0). An ek metric that raises never errors the eval: the sample gets
+``Score.unscored(reason="scoring_failed")`` with the ek reason, and metrics and reducers skip it.
+
+**Gold.** Each ek metric reads its gold from the sample, by metric name. Default: the sample
+metadata's ``"ek_task"`` (a :class:`~ek.agents.base.TaskSpec` dict, which carries gold, gold
+calls and tools) when present; else the target (``task_success``, ``cost_per_success``) or the
+metadata's ``"gold_calls"`` (``tool_calls``, ``trajectory``). ``gold=`` overrides: ``"target"``,
+``"metadata.<key>"``, ``"ek_task"``, or a ``{metric_name: spec}`` mapping (``"*"`` = the rest).
+"""
+
+from __future__ import annotations
+
+import inspect as _pyinspect
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from inspect_ai.log import transcript
+from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
+from inspect_ai.solver import TaskState
+
+from ek.adapters._shell import json_safe, resolve_metric, run_metric
+from ek.agents.base import Episode, TaskSpec, ToolSpec
+from ek.agents.bridge import from_inspect_sample
+from ek.agents.cost import ModelPrice, episode_dollars, load_prices
+from ek.agents.metrics import TaskSuccessMetric
+
+from ._meta import EK
+from ._metrics import LIVE_METRICS, cost_of_pass_metric, ek_aggregate, micro_f1
+from ._names import qualified
+
+__all__ = [
+    "SCORER_NAMES",
+    "EkScoring",
+    "cost_of_pass",
+    "ek_scorer",
+    "episode_from_state",
+    "task_success",
+    "tool_calls",
+    "trajectory",
+]
+
+#: The registered scorer names.
+SCORER_NAMES = (
+    "ek/ek_scorer",
+    "ek/task_success",
+    "ek/cost_of_pass",
+    "ek/tool_calls",
+    "ek/trajectory",
+)
+
+_CALL_GOLD = frozenset({"tool_calls", "trajectory"})
+
+
+def episode_from_state(state: TaskState) -> Episode:
+    """The live sample as an :class:`~ek.agents.base.Episode` (cost from the transcript's events)."""
+    return from_inspect_sample(state, events=transcript().events)
+
+
+def _price(price: Any) -> ModelPrice | None:
+    if price is None or isinstance(price, ModelPrice):
+        return price
+    if isinstance(price, Mapping):
+        return ModelPrice.from_dict(price)
+    raise TypeError(
+        f"price must be a ModelPrice or its dict (USD per token: input, output, ...), got {price!r:.200}"
+    )
+
+
+def _prices(prices: Any) -> Mapping[str, ModelPrice] | None:
+    if prices is None:
+        return None
+    if isinstance(prices, str):
+        return load_prices(prices)  # a LiteLLM price JSON file
+    if isinstance(prices, Mapping):
+        return {str(k): _price(v) for k, v in prices.items()}  # type: ignore[misc]
+    raise TypeError(
+        f"prices must be a {{model: ModelPrice}} mapping or a LiteLLM price-file path, got {prices!r:.200}"
+    )
+
+
+def _grammar(grammar: Any) -> Any:
+    if isinstance(grammar, (list, tuple)):
+        return [g if isinstance(g, ToolSpec) else ToolSpec.from_dict(g) for g in grammar]
+    if isinstance(grammar, Mapping):
+        return TaskSpec.from_dict(grammar)
+    return grammar
+
+
+def _options(metric: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a metric class (or registered name) accepts, others dropped."""
+    if not isinstance(metric, (str, type)):
+        return {}
+    from ek.adapters._shell import _load_registrations
+    from ek.registry import resolve
+
+    _load_registrations()
+    cls = resolve("metrics", metric) if isinstance(metric, str) else metric
+    try:
+        params = _pyinspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {k: v for k, v in options.items() if v is not None and k in params}
+
+
+def _gold_value(spec: str, state: TaskState, target: Target) -> Any:
+    md = state.metadata or {}
+    if spec == "target":
+        t = list(target.target)
+        return t[0] if len(t) == 1 else t
+    if spec == "ek_task":
+        if "ek_task" not in md:
+            raise ValueError("gold 'ek_task' asked for, but the sample metadata has no 'ek_task'")
+        raw = md["ek_task"]
+        return raw if isinstance(raw, TaskSpec) else TaskSpec.from_dict(raw)
+    if spec.startswith("metadata."):
+        key = spec[len("metadata.") :]
+        if key not in md:
+            raise ValueError(
+                f"gold {spec!r}: the sample metadata has no {key!r} (keys: {sorted(md)})"
+            )
+        return md[key]
+    raise ValueError(f"gold spec must be 'target', 'ek_task' or 'metadata.<key>', got {spec!r}")
+
+
+class EkScoring:
+    """The work behind every ek scorer (a plain object, so it can be tested without Inspect).
+
+    Args:
+        metrics: ek metric instances, classes or registered names.
+        check: The task-success checker (name or callable) behind ``success``.
+        price: One :class:`~ek.agents.cost.ModelPrice` (or its dict) for every model.
+        prices: A ``{model: ModelPrice}`` catalogue, or a LiteLLM price-file path.
+        grammar: The tool grammar for tool-call / trajectory metrics (``GraphGrammar``,
+            ``TaskSpec`` or list of ``ToolSpec`` s, or their dicts).
+        gold: Where each metric's gold comes from (see the module docstring).
+        options: Extra constructor options for metrics given by name (e.g. ``scheme=``).
+    """
+
+    def __init__(
+        self,
+        metrics: Sequence[Any],
+        *,
+        check: Any = None,
+        price: Any = None,
+        prices: Any = None,
+        grammar: Any = None,
+        gold: str | Mapping[str, str] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.price = _price(price)
+        self.prices = _prices(prices)
+        self.src: Any = self.price if self.price is not None else self.prices
+        g = _grammar(grammar)
+        opts = {
+            "check": check,
+            "price": self.price,
+            "prices": self.prices,
+            "grammar": g,
+            **dict(options or {}),
+        }
+        self.metrics = []
+        for m in metrics:
+            if m is None:
+                raise ValueError(
+                    "an ek metric given as an instance cannot be rebuilt from an Inspect log; "
+                    "re-score with a registered name (e.g. --scorer ek/tool_calls) or the task file"
+                )
+            self.metrics.append(resolve_metric(m, **_options(m, opts)))
+        names = [getattr(m, "name", type(m).__name__) for m in self.metrics]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"two ek metrics share the name(s) {dup}; one of each per scorer")
+        reserved = sorted(set(names) & {"success", "dollars", "tokens"})
+        if reserved:
+            raise ValueError(f"ek metric names {reserved} collide with the scorer's own keys")
+        for n, m in zip(names, self.metrics):
+            LIVE_METRICS[n] = m
+        self.names = names
+        self.success = TaskSuccessMetric(check)
+        if isinstance(gold, str) or gold is None:
+            self.gold: Mapping[str, str] | str | None = gold
+        elif isinstance(gold, Mapping):
+            self.gold = dict(gold)
+        else:
+            raise TypeError(
+                f"gold must be a spec string or a {{metric: spec}} mapping, got {gold!r:.200}"
+            )
+
+    def _spec(self, name: str, state: TaskState) -> str:
+        g = self.gold
+        if isinstance(g, Mapping):
+            spec = g.get(name, g.get("*"))
+            if spec is not None:
+                return spec
+        elif isinstance(g, str):
+            return g
+        if "ek_task" in (state.metadata or {}):
+            return "ek_task"
+        return "metadata.gold_calls" if name in _CALL_GOLD else "target"
+
+    def score(self, state: TaskState, target: Target, episode: Episode) -> Score:
+        """Score one episode (sync; the scorers await nothing else)."""
+        summary = {
+            "task_id": episode.task_id,
+            "trial": episode.trial,
+            "steps": len(episode.trajectory),
+            "tools": list(episode.trajectory.tools),
+            "failed_steps": len(episode.trajectory.errors),
+            "error": episode.error,
+            "cost": [c.to_dict() for c in episode.cost],
+        }
+        try:
+            gold_ok = _gold_value(self._spec("task_success", state), state, target)
+            ok = run_metric(self.success, episode, gold_ok)
+            results = {}
+            for n, m in zip(self.names, self.metrics):
+                results[n] = run_metric(
+                    m, episode, _gold_value(self._spec(n, state), state, target)
+                )
+        except Exception as e:  # never an errored eval: unscored, with the reason
+            why = str(e) or type(e).__name__
+            return Score.unscored(
+                reason="scoring_failed",
+                explanation=f"ek scoring failed: {why}",
+                metadata={EK: {"error": why, "episode": summary}},
+            )
+        passed = bool(ok.detail.get("passed"))
+        dollars = episode_dollars(episode, self.src)
+        tokens = episode.agent_cost.total_tokens
+        value: dict[str, float] = {
+            "success": 1.0 if passed else 0.0,
+            "dollars": math.nan if dollars is None else float(dollars),
+            "tokens": float(tokens),
+        }
+        for n, s in results.items():
+            value[n] = s.value
+        cost_txt = "dollars unknown" if dollars is None else f"${dollars:.6g}"
+        explanation = "; ".join(
+            [f"success: {ok.reason}", *(f"{n}: {s.reason}" for n, s in results.items()), cost_txt]
+        )
+        record = {
+            "success": passed,
+            "successes": int(passed),
+            "n": 1,
+            "dollars": dollars,
+            "tokens": tokens,
+            "scores": {
+                n: {"value": json_safe(s.value), "detail": json_safe(dict(s.detail))}
+                for n, s in {"task_success": ok, **results}.items()
+            },
+            "episode": summary,
+        }
+        out = episode.output
+        return Score(
+            value=value,
+            answer=out if isinstance(out, str) else (None if out is None else str(out)),
+            explanation=explanation,
+            metadata={EK: record},
+        )
+
+    async def __call__(self, state: TaskState, target: Target) -> Score:
+        try:
+            episode = episode_from_state(state)
+        except Exception as e:
+            why = f"could not build the episode: {type(e).__name__}: {e}"
+            return Score.unscored(
+                reason="scoring_failed", explanation=why, metadata={EK: {"error": why}}
+            )
+        return self.score(state, target, episode)
+
+
+def _metric_dict(extra: Mapping[str, list[Any]] | None = None) -> dict[str, list[Any]]:
+    d: dict[str, list[Any]] = {"success": [accuracy(), stderr(), cost_of_pass_metric()]}
+    d.update(extra or {})
+    return d
+
+
+def _wrap(scoring: EkScoring) -> Scorer:
+    async def score(state: TaskState, target: Target) -> Score:
+        return await scoring(state, target)
+
+    return score
+
+
+@scorer(metrics=[_metric_dict(), ek_aggregate()], name=qualified("ek_scorer"))
+def ek_scorer(
+    *metrics: Any,
+    check: Any = None,
+    price: Any = None,
+    prices: Any = None,
+    grammar: Any = None,
+    gold: Any = None,
+    **replay: Any,
+) -> Scorer:
+    """An Inspect scorer running any ek metrics on each sample's episode.
+
+    ``Task(..., scorer=ek_scorer("tool_calls", TrajectoryMetric("exact"), check="final_state",
+    price=per_million(2.5, 10)))``. Metrics: ``success`` (accuracy, stderr, and Cost-of-Pass over
+    every attempt), and every ek metric's own ratio-of-sums aggregate (``ek/ek_aggregate``).
+
+    Args:
+        *metrics: ek metric instances, classes or registered names (``"tool_calls"``, ...).
+        check: The task-success checker behind ``success`` (default ``"output"``).
+        price: A ``ModelPrice`` (or its dict, USD per token) for every model.
+        prices: A ``{model: ModelPrice}`` catalogue or a LiteLLM price-file path.
+        grammar: The tool grammar for metrics given by name.
+        gold: Where the gold comes from (see the module docstring).
+    """
+    if "metrics" in replay and not metrics:  # re-created from a log's recorded options
+        metrics = tuple(replay.pop("metrics") or ())
+    if replay:
+        raise TypeError(f"ek_scorer got unexpected keyword argument(s) {sorted(replay)}")
+    return _wrap(
+        EkScoring(metrics, check=check, price=price, prices=prices, grammar=grammar, gold=gold)
+    )
+
+
+@scorer(metrics=_metric_dict(), name=qualified("task_success"))
+def task_success(
+    check: Any = None, price: Any = None, prices: Any = None, gold: Any = None
+) -> Scorer:
+    """Task success by an injected checker (``"output"``, ``"final_state"``, ... or a callable).
+
+    ``success`` gets accuracy, stderr and Cost-of-Pass (with ``price``/``prices``).
+    """
+    return _wrap(EkScoring(["task_success"], check=check, price=price, prices=prices, gold=gold))
+
+
+@scorer(
+    metrics=_metric_dict({"cost_per_success": [cost_of_pass_metric()]}),
+    name=qualified("cost_of_pass"),
+)
+def cost_of_pass(
+    check: Any = None, price: Any = None, prices: Any = None, gold: Any = None
+) -> Scorer:
+    """Cost-of-Pass: the agent's dollars per successful attempt (lower is better).
+
+    Needs rates (``price`` or ``prices``) unless the log recorded Inspect's own ``total_cost``;
+    without any, dollars are unknown (NaN), never 0.
+    """
+    return _wrap(
+        EkScoring(["cost_per_success"], check=check, price=price, prices=prices, gold=gold)
+    )
+
+
+@scorer(
+    metrics=_metric_dict({"tool_calls": [micro_f1("tool_calls")]}),
+    name=qualified("tool_calls"),
+)
+def tool_calls(
+    check: Any = None,
+    price: Any = None,
+    prices: Any = None,
+    grammar: Any = None,
+    gold: Any = None,
+    canonicalizer: str | None = None,
+) -> Scorer:
+    """Weighted tool-call F1 (BFCL AST semantics) against the gold calls; corpus micro-F1."""
+    return _wrap(
+        EkScoring(
+            ["tool_calls"],
+            check=check,
+            price=price,
+            prices=prices,
+            grammar=grammar,
+            gold=gold,
+            options={"canonicalizer": canonicalizer},
+        )
+    )
+
+
+@scorer(
+    metrics=_metric_dict({"trajectory": [ek_aggregate("trajectory")]}),
+    name=qualified("trajectory"),
+)
+def trajectory(
+    scheme: str = "in_order",
+    check: Any = None,
+    price: Any = None,
+    prices: Any = None,
+    grammar: Any = None,
+    gold: Any = None,
+) -> Scorer:
+    """Trajectory match (Needleman-Wunsch; ``exact``, ``in_order``, ``any_order``, ``superset``)."""
+    return _wrap(
+        EkScoring(
+            ["trajectory"],
+            check=check,
+            price=price,
+            prices=prices,
+            grammar=grammar,
+            gold=gold,
+            options={"scheme": scheme},
+        )
+    )
