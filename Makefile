@@ -42,8 +42,11 @@ lint: install
 	$(BIN)/ruff check ek adapters tests examples bench
 	$(BIN)/ruff format --check ek adapters tests examples bench
 
+# adapters/<name> are installed as ek.adapters.<name>; checked as their own package bases so
+# that adapters/inspect does not shadow the standard library's inspect module.
 typecheck: install
 	$(BIN)/mypy
+	$(BIN)/mypy --explicit-package-bases adapters/inspect adapters/deepeval adapters/ragas
 
 pytest: install
 	$(BIN)/python -m pytest

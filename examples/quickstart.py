@@ -37,7 +37,9 @@ episodes = [
         ],
         output="Refunded order A1.",
         final_state={"A1": "refunded", "B2": "shipped"},
-        cost=Cost(input_tokens=3_000, cache_read_tokens=9_000, output_tokens=400, model="large-model"),
+        cost=Cost(
+            input_tokens=3_000, cache_read_tokens=9_000, output_tokens=400, model="large-model"
+        ),
         trial=0,
     ),
     Episode(
@@ -76,8 +78,12 @@ def main() -> None:
     report = cost_report(episodes, prices=PRICES, successes=verdicts)
     print(f"agent spend       ${report.agent_dollars:.6f} over {report.n_episodes} episodes")
 
-    unknown = cost_report(episodes, prices={"large-model": PRICES["large-model"]}, successes=verdicts)
-    print(f"\nwithout a price for small-model: dollars = {unknown.agent_dollars} ({unknown.reason})")
+    unknown = cost_report(
+        episodes, prices={"large-model": PRICES["large-model"]}, successes=verdicts
+    )
+    print(
+        f"\nwithout a price for small-model: dollars = {unknown.agent_dollars} ({unknown.reason})"
+    )
     print("ek never reports an unpriced model as free.")
 
 

@@ -18,4 +18,6 @@ def test_readme_examples_run() -> None:
     assert test.examples, "the README lost its runnable quickstart"
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
     runner.run(test)
-    assert runner.failures == 0, f"{runner.failures} README example(s) failed; run with -s to see them"
+    assert runner.failures == 0, (
+        f"{runner.failures} README example(s) failed; run with -s to see them"
+    )

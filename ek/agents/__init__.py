@@ -21,6 +21,13 @@ from ek.agents.base import (
     suite_grammar,
     write_episodes,
 )
+from ek.agents.bridge import (
+    episodes_from_inspect_log,
+    from_deepeval_test_case,
+    from_inspect_sample,
+    from_ragas_sample,
+    trajectory_from_messages,
+)
 from ek.agents.cost import (
     CostReport,
     ModelPrice,
@@ -137,8 +144,12 @@ __all__ = [
     "difference_upper_bound",
     "dollars",
     "episode_dollars",
+    "episodes_from_inspect_log",
     "final_state_match",
     "from_bfcl",
+    "from_deepeval_test_case",
+    "from_inspect_sample",
+    "from_ragas_sample",
     "hidden_tests",
     "judge_validation",
     "load_prices",
@@ -158,6 +169,7 @@ __all__ = [
     "resolve_price",
     "run_hidden_tests",
     "suite_grammar",
+    "trajectory_from_messages",
     "wilson_interval",
     "write_episodes",
 ]

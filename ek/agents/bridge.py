@@ -47,6 +47,8 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ek.agents._bridge_deepeval import from_deepeval_test_case, from_deepeval_trace
+from ek.agents._bridge_ragas import from_ragas_sample
 from ek.agents.base import Cost, Episode, RunProvenance, Step, Trajectory
 
 __all__ = [
@@ -56,7 +58,10 @@ __all__ = [
     "cost_from_inspect_events",
     "cost_from_usage",
     "episodes_from_inspect_log",
+    "from_deepeval_test_case",
+    "from_deepeval_trace",
     "from_inspect_sample",
+    "from_ragas_sample",
     "provenance_from_inspect_header",
     "success_from_inspect_scores",
     "trajectory_from_messages",
