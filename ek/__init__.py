@@ -15,6 +15,7 @@ from ek.base import Metric, Score, Signal, is_episode
 from ek.canon import default_canonicalizer
 from ek.evaluate import EvaluationResult, evaluate
 from ek.grammar import FieldSpec, GraphGrammar, NodeType
+from ek.harness import regression_gate
 from ek.iaa import Agreement, UndefinedAgreementWarning, cohen_kappa, krippendorff_alpha
 from ek.quality import (
     JUDGE_COST_TIER,
@@ -52,5 +53,6 @@ __all__ = [
     "krippendorff_alpha",
     "register",
     "registered",
+    "regression_gate",
     "resolve",
 ]
