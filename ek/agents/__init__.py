@@ -114,6 +114,7 @@ from ek.agents.verifier import (
     hidden_tests,
     run_hidden_tests,
 )
+from ek.grammar import FieldSpec, GraphGrammar
 
 __all__ = [
     "COMPARABILITY_KEYS",
@@ -130,10 +131,12 @@ __all__ = [
     "CostReport",
     "DeterministicAgentWarning",
     "Episode",
+    "FieldSpec",
     "GateCheck",
     "GateRefusedError",
     "GateResult",
     "GoldCall",
+    "GraphGrammar",
     "HarnessError",
     "HiddenTestChecker",
     "HiddenTestVerdict",
