@@ -28,9 +28,8 @@ import gzip
 import hashlib
 import json
 import math
-import random
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -188,7 +187,7 @@ def run_case(case: dict[str, Any]) -> Any:
                 _traj_enc(TrajectoryMetric(sc, gram, canon)(pred, gold)) for sc in SCHEMES
             ]
         return out
-    except Exception as e:  # noqa: BLE001 - the error itself is the characterised output
+    except Exception as e:
         return {"error": [type(e).__name__, str(e)]}
 
 
@@ -286,7 +285,7 @@ def hyp_cases(n: int) -> list[dict[str, Any]]:
         gold = draw(st.lists(st.tuples(gform, tools, gargs), max_size=5))
         pred: list[Any] = []
         # predictions derived from the gold (so that matches happen), plus fresh calls
-        for gf, tool, ga in gold:
+        for _gf, tool, ga in gold:
             r = draw(st.integers(0, 5))
             if r == 0:
                 continue
@@ -392,7 +391,7 @@ def error_cases() -> list[tuple[str, Callable[[], Any]]]:
 def run_error(fn: Callable[[], Any]) -> Any:
     try:
         fn()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return [type(e).__name__, str(e)]
     return "no error"
 
@@ -425,7 +424,7 @@ def bfcl_outputs() -> Iterator[tuple[str, str]]:
             if i % 25 == 0:
                 tm = TrajectoryMetric("any_order", canonicalizer="bfcl")
                 out.append(_traj_enc(tm(r["prediction"], cases[key])))
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             out = {"error": [type(e).__name__, str(e)]}
         yield f"{r['id']}|{r['underscore_to_dot']}|{i}", digest(out)
 
