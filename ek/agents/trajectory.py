@@ -81,19 +81,19 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Literal, NamedTuple
 
-from ek.agents.base import TaskSpec, ToolSpec
-from ek.agents.toolcalls import (
-    _compare,
-    _Ctx,
+from ek.agents._callargs import _Ctx
+from ek.agents._calls import (
     _GCall,
-    _match_prepared,
     _PCall,
     _prepare_gold,
     _prepare_pred,
     _resolve_grammar,
-    _show,
     _split_gold,
 )
+from ek.agents._compare import _compare
+from ek.agents._gold import _show
+from ek.agents._matching import _match_prepared
+from ek.agents.base import TaskSpec, ToolSpec
 from ek.base import Score
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.grammar import GraphGrammar
