@@ -104,7 +104,7 @@ class _Ctx:
             if len(path) >= _MAX_DEPTH:
                 raise ValueError(f"the value is nested deeper than {_MAX_DEPTH} levels")
             p = (*path, id(v))
-            if isinstance(v, Mapping):
+            if t is not list and t is not tuple and isinstance(v, Mapping):
                 items = []
                 for k, x in v.items():
                     if type(k) is not str:
@@ -196,8 +196,11 @@ _PATTERNS = frozenset({_AnyPat, _DictPat, _ListPat})
 def _compile(x: Any, ctx: _Ctx, path: tuple[int, ...] = ()) -> Any:
     """A gold value as a pattern: a literal becomes its frozen form, AnyOf/containers of AnyOf
     become pattern objects (_AnyPat, _DictPat, _ListPat)."""
-    if type(x) in _SCALARS:
+    t = type(x)
+    if t in _SCALARS:
         return ctx.freeze(x)
+    if (t is list or t is tuple) and all(type(v) in _SCALARS for v in x):
+        return ctx.freeze(x, path)  # a flat literal list: nothing to compile
     if isinstance(x, AnyOf):
         alts = [_compile(a, ctx, path) for a in x.values]
         lits = frozenset(a for a in alts if type(a) not in _PATTERNS)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ek.agents._bfcl import BfclCase
-from ek.agents._callargs import _PATTERNS, _AnyPat, _compile, _Ctx
+from ek.agents._callargs import _PATTERNS, _AnyPat, _compile, _Ctx, _Tool
 from ek.agents._gold import GoldCall
 from ek.agents.base import Step, TaskSpec, ToolSpec, Trajectory
 from ek.base import is_episode
@@ -32,6 +32,8 @@ __all__ = [
     "_PCall",
     "_as_list",
     "_call_parts",
+    "_pcall",
+    "_pred_args",
     "_prepare_gold",
     "_prepare_pred",
     "_resolve_grammar",
@@ -108,69 +110,156 @@ def _where(side: str, i: int, tool: str, arg: Any, e: Exception) -> Exception:
 
 
 class _PCall:
+    """A predicted call, prepared: canonical frozen arguments (``fargs``), exact-match ``key``
+    (tool and the frozen argument set) and ``mass`` (tool weight + argument importances)."""
+
     __slots__ = ("args", "fargs", "index", "info", "key", "mass", "tool")
 
-    def __init__(self, i: int, tool: str, args: Mapping[str, Any], ctx: _Ctx) -> None:
-        self.index = i
-        self.tool = tool
-        self.args = args
-        info = self.info = ctx.tool(tool)
-        memo = ctx.memo
-        cs = ctx.cs
-        plain_numbers = not ctx.leaf_canon
-        imps = info.imps
-        dimp = info.dimp
-        mass = info.weight
-        fa = {}
-        for k, v in args.items():
-            t = type(v)
-            if type(k) is not str:
-                e = TypeError(f"argument names must be str, got {k!r:.120}")
-                raise _where("predicted", i, tool, k, e)
-            if t is str:
-                fv = memo.get(v)
-                if fv is None:
-                    fv = cs(v)
-            elif t is int and plain_numbers:
-                fv = v
-            else:
-                try:
-                    fv = ctx.freeze(v)
-                except (TypeError, ValueError) as e:
-                    raise _where("predicted", i, tool, k, e) from None
-            fa[k] = fv
-            mass += imps.get(k, dimp)
-        self.fargs = fa
-        self.key = (tool, frozenset(fa.items()))
-        self.mass = mass
+    index: int
+    tool: str
+    args: Mapping[str, Any]
+    info: _Tool
+    fargs: dict[str, Any]
+    key: tuple[str, frozenset[tuple[str, Any]]]
+    mass: float
 
 
 class _GCall:
+    """A gold call, prepared: compiled argument patterns (``pats``), the optional arguments, and
+    for a literal call (no :class:`AnyOf` anywhere) its frozen arguments (``lit``) and ``key``."""
+
     __slots__ = ("args", "index", "info", "key", "lit", "mass", "optional", "pats", "tool")
 
-    def __init__(self, i: int, tool: str, args: Mapping[str, Any], ctx: _Ctx) -> None:
-        self.index = i
-        self.tool = tool
-        self.args = args
-        info = self.info = ctx.tool(tool)
-        memo = ctx.memo
-        cs = ctx.cs
-        plain_numbers = not ctx.leaf_canon
+    index: int
+    tool: str
+    args: Mapping[str, Any]
+    info: _Tool
+    pats: dict[str, Any]
+    optional: frozenset[str]
+    lit: dict[str, Any] | None
+    key: tuple[str, frozenset[tuple[str, Any]]] | None
+    mass: float
+
+
+_new = object.__new__
+_NONE: frozenset[str] = frozenset()
+
+
+def _pred_args(
+    i: int, tool: str, args: Mapping[str, Any], info: _Tool, ctx: _Ctx
+) -> tuple[dict[str, Any], float]:
+    """(canonical frozen arguments, mass) of predicted call ``i``; errors name call and argument."""
+    memo = ctx.memo
+    imps = info.imps
+    dimp = info.dimp
+    mass = info.weight
+    plain_numbers = not ctx.leaf_canon
+    fa = {}
+    for k, v in args.items():
+        if type(k) is not str:
+            e = TypeError(f"argument names must be str, got {k!r:.120}")
+            raise _where("predicted", i, tool, k, e)
+        t = type(v)
+        if t is str:
+            fv = memo.get(v)
+            if fv is None:
+                fv = ctx.cs(v)
+        elif t is int and plain_numbers:
+            fv = v
+        else:
+            try:
+                fv = ctx.freeze(v)
+            except (TypeError, ValueError) as e:
+                raise _where("predicted", i, tool, k, e) from None
+        fa[k] = fv
+        mass += imps.get(k, dimp) if imps else dimp
+    return fa, mass
+
+
+def _pcall(
+    i: int,
+    tool: str,
+    args: Mapping[str, Any],
+    info: _Tool,
+    fa: dict[str, Any],
+    key: tuple[str, frozenset[tuple[str, Any]]],
+    mass: float,
+) -> _PCall:
+    pc = _new(_PCall)
+    pc.index = i
+    pc.tool = tool
+    pc.args = args
+    pc.info = info
+    pc.fargs = fa
+    pc.key = key
+    pc.mass = mass
+    return pc
+
+
+def _prepare_pred(obj: Any, ctx: _Ctx) -> list[_PCall]:
+    """The predicted calls of ``obj`` (an Episode, a Trajectory or a list of calls), prepared.
+
+    Example:
+        >>> from ek.canon import resolve_canonicalizer
+        >>> (p,) = _prepare_pred([{"name": "f", "args": {"q": " A "}}], _Ctx(None, resolve_canonicalizer("default"), {}))
+        >>> p.fargs, p.mass
+        ({'q': 'a'}, 2.0)
+    """
+    tools = ctx._tools
+    out = []
+    for i, x in enumerate(obj if type(obj) is list else _as_list(obj, "prediction")):
+        if type(x) is Step:
+            tool = x.tool
+            args = x.args
+        else:
+            tool, args = _call_parts(x, i, "predicted")
+        info = tools.get(tool)
+        if info is None:
+            info = ctx.tool(tool)
+        fa, mass = _pred_args(i, tool, args, info, ctx)
+        out.append(_pcall(i, tool, args, info, fa, (tool, frozenset(fa.items())), mass))
+    return out
+
+
+def _prepare_gold(obj: Any, ctx: _Ctx) -> list[_GCall]:
+    """The gold calls of ``obj`` (a Trajectory or a list of calls), prepared and compiled.
+
+    Example:
+        >>> from ek.canon import resolve_canonicalizer
+        >>> from ek.agents._gold import AnyOf, GoldCall
+        >>> ctx = _Ctx(None, resolve_canonicalizer("default"), {})
+        >>> a, b = _prepare_gold([{"name": "f", "args": {"q": "A"}}, GoldCall("f", {"u": AnyOf(1, optional=True)})], ctx)
+        >>> a.key == ("f", frozenset({("q", "a")})), a.mass, b.key, b.optional, b.mass
+        (True, 2.0, None, frozenset({'u'}), 1.0)
+    """
+    tools = ctx._tools
+    memo = ctx.memo
+    plain_numbers = not ctx.leaf_canon
+    out = []
+    for i, x in enumerate(obj if type(obj) is list else _as_list(obj, "gold")):
+        if type(x) is Step:
+            tool = x.tool
+            args = x.args
+        else:
+            tool, args = _call_parts(x, i, "gold")
+        info = tools.get(tool)
+        if info is None:
+            info = ctx.tool(tool)
         imps = info.imps
         dimp = info.dimp
         mass = info.weight
         pats = {}
         literal = True
-        optional = []
+        optional: list[str] | None = None
         for k, v in args.items():
-            t = type(v)
             if type(k) is not str:
                 e = TypeError(f"argument names must be str, got {k!r:.120}")
                 raise _where("gold", i, tool, k, e)
+            t = type(v)
             if t is str:
                 pat = memo.get(v)
                 if pat is None:
-                    pat = cs(v)
+                    pat = ctx.cs(v)
             elif t is int and plain_numbers:
                 pat = v
             else:
@@ -181,37 +270,29 @@ class _GCall:
                 if type(pat) in _PATTERNS:
                     literal = False
                     if type(pat) is _AnyPat and pat.optional:
-                        optional.append(k)
+                        if optional is None:
+                            optional = [k]
+                        else:
+                            optional.append(k)
                         pats[k] = pat
                         continue
             pats[k] = pat
-            mass += imps.get(k, dimp)
-        self.pats = pats
-        self.optional = frozenset(optional)
-        self.lit: dict[str, Any] | None = pats if literal else None
-        self.key = (tool, frozenset(pats.items())) if literal else None
-        self.mass = mass
-
-
-def _prepare_pred(obj: Any, ctx: _Ctx) -> list[_PCall]:
-    """The predicted calls of ``obj`` (an Episode, a Trajectory or a list of calls), prepared."""
-    out = []
-    for i, x in enumerate(obj if type(obj) is list else _as_list(obj, "prediction")):
-        if type(x) is Step:
-            out.append(_PCall(i, x.tool, x.args, ctx))
+            mass += imps.get(k, dimp) if imps else dimp
+        gc = _new(_GCall)
+        gc.index = i
+        gc.tool = tool
+        gc.args = args
+        gc.info = info
+        gc.pats = pats
+        gc.optional = _NONE if optional is None else frozenset(optional)
+        if literal:
+            gc.lit = pats
+            gc.key = (tool, frozenset(pats.items()))
         else:
-            out.append(_PCall(i, *_call_parts(x, i, "predicted"), ctx))
-    return out
-
-
-def _prepare_gold(obj: Any, ctx: _Ctx) -> list[_GCall]:
-    """The gold calls of ``obj`` (a Trajectory or a list of calls), prepared and compiled."""
-    out = []
-    for i, x in enumerate(obj if type(obj) is list else _as_list(obj, "gold")):
-        if type(x) is Step:
-            out.append(_GCall(i, x.tool, x.args, ctx))
-        else:
-            out.append(_GCall(i, *_call_parts(x, i, "gold"), ctx))
+            gc.lit = None
+            gc.key = None
+        gc.mass = mass
+        out.append(gc)
     return out
 
 

@@ -28,15 +28,26 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ek.agents._callreport import _extra_row, _missing_row, _wrong_row, reason_text
+from ek.agents._calls import (
+    _as_list,
+    _call_parts,
+    _GCall,
+    _PCall,
+    _pcall,
+    _pred_args,
+    _prepare_pred,
+)
+from ek.agents._matching import _assign, _assign_rest
+from ek.agents.base import Step
 from ek.base import Score
 from ek.fields import f1_score
 
 if TYPE_CHECKING:
+    from ek.agents._callargs import _Ctx
     from ek.agents._callreport import WrongRow
-    from ek.agents._calls import _GCall, _PCall
     from ek.agents._compare import _Pair
 
-__all__ = ["make_score", "score_assignment"]
+__all__ = ["make_score", "score_assignment", "score_calls"]
 
 _INF = math.inf
 _new = object.__new__
@@ -59,6 +70,160 @@ def make_score(value: float, detail: dict[str, Any]) -> Score:
     _set(s, "value", value)
     _set(s, "detail", MappingProxyType(detail))
     return s
+
+
+def score_calls(pred: Any, golds: list[_GCall], ctx: _Ctx) -> Score:
+    """Score the predicted calls of ``pred`` against prepared ``golds`` (the metric's hot path).
+
+    The exact claiming of :func:`ek.agents._matching._assign`, done while the predicted calls
+    are prepared: each predicted call claims the first unclaimed literal gold call with its key
+    (the same pairs as claiming in gold order), so a claimed call needs no further object. What
+    is left goes through :func:`ek.agents._matching._assign_rest`. Same Score as
+    ``score_assignment(*_assign(_prepare_pred(pred, ctx), golds, ctx))``.
+    """
+    gk: dict[Any, list[_GCall]] = {}
+    for gc in golds:
+        key = gc.key
+        if key is not None and gc.info.fields is None:
+            b = gk.get(key)
+            if b is None:
+                gk[key] = [gc]
+            else:
+                b.append(gc)
+    if not gk:
+        return score_assignment(*_assign(_prepare_pred(pred, ctx), golds, ctx))
+    tools = ctx._tools
+    claimed: list[tuple[int, float] | None] = [None] * len(golds)
+    left_p: list[_PCall] = []
+    for i, x in enumerate(pred if type(pred) is list else _as_list(pred, "prediction")):
+        if type(x) is Step:
+            tool = x.tool
+            args = x.args
+        else:
+            tool, args = _call_parts(x, i, "predicted")
+        info = tools.get(tool)
+        if info is None:
+            info = ctx.tool(tool)
+        fa, mass = _pred_args(i, tool, args, info, ctx)
+        key = (tool, frozenset(fa.items()))
+        b = gk.get(key)
+        if b:
+            claimed[b.pop(0).index] = (i, mass)
+        else:
+            left_p.append(_pcall(i, tool, args, info, fa, key, mass))
+    rest_g = [gc for gc in golds if claimed[gc.index] is None]
+    if not rest_g and not left_p:  # every call claimed exactly: the common case
+        return _perfect(golds, claimed)
+    group: dict[int, tuple[_PCall, _Pair]] = {}
+    if rest_g and left_p:
+        out, missing, extra = _assign_rest(left_p, rest_g, ctx)
+        for gc, pc, pr in out:
+            group[gc.index] = (pc, pr)
+    else:
+        missing, extra = rest_g, left_p
+    tp = fp = fn = 0.0
+    matched = []
+    wrong: list[WrongRow] = []
+    n_exact = 0
+    for gc in golds:
+        gi = gc.index
+        c = claimed[gi]
+        if c is not None:  # TP = the predicted call's mass (see _exact_pair)
+            tp += c[1]
+            n_exact += 1
+            matched.append({"gold": gi, "pred": c[0], "tool": gc.tool, "exact": True})
+            continue
+        g = group.get(gi)
+        if g is None:
+            continue
+        pc, pr = g
+        tp += pr.tp
+        fp += pr.fp
+        fn += pr.fn
+        exact = pr.exact
+        if exact:
+            n_exact += 1
+        matched.append({"gold": gi, "pred": pc.index, "tool": gc.tool, "exact": exact})
+        for a in pr.verdicts:
+            if a.verdict != "match":
+                wrong.append((gc.tool, gi, pc.index, a))
+    return _finish(tp, fp, fn, matched, n_exact, missing, extra, wrong)
+
+
+def _perfect(golds: list[_GCall], claimed: list[tuple[int, float] | None]) -> Score:
+    tp = 0.0
+    matched = []
+    for gc in golds:
+        c = claimed[gc.index]
+        assert c is not None
+        tp += c[1]
+        matched.append({"gold": gc.index, "pred": c[0], "tool": gc.tool, "exact": True})
+    n = len(matched)
+    if type(tp) is float and 0.0 <= tp < _INF:
+        f1 = 1.0 if tp == 0 else 2.0 * tp / (2.0 * tp + 0.0 + 0.0)
+    else:
+        f1 = f1_score(tp, 0.0, 0.0)
+    return make_score(
+        f1,
+        {
+            "tp": tp,
+            "fp": 0.0,
+            "fn": 0.0,
+            "passed": True,
+            "valid": True,
+            "higher_is_better": True,
+            "reason": (
+                f"valid: {n} of {n} gold call(s) matched exactly; "
+                f"weighted TP {tp:g}, FP 0, FN 0, F1 {f1:.4f}"
+            ),
+            "matched": matched,
+            "missing": [],
+            "extra": [],
+            "wrong_args": [],
+        },
+    )
+
+
+def _finish(
+    tp: float,
+    fp: float,
+    fn: float,
+    matched: list[dict[str, Any]],
+    n_exact: int,
+    missing: list[_GCall],
+    extra: list[_PCall],
+    wrong: list[WrongRow],
+) -> Score:
+    miss = []
+    for gc in missing:
+        fn += gc.mass
+        miss.append((gc.index, gc.tool, gc.args, gc.mass))
+    ext = []
+    for pc in extra:
+        fp += pc.mass
+        ext.append((pc.index, pc.tool, pc.args, pc.mass))
+    if type(tp) is float and 0.0 <= tp < _INF and 0.0 <= fp < _INF and 0.0 <= fn < _INF:
+        denom = 2.0 * tp + fp + fn
+        f1 = 1.0 if denom == 0 else 2.0 * tp / denom  # f1_score's formula, inputs known valid
+    else:
+        f1 = f1_score(tp, fp, fn)
+    valid = not miss and not ext and n_exact == len(matched)
+    return make_score(
+        f1,
+        {
+            "tp": tp,
+            "fp": fp,
+            "fn": fn,
+            "passed": valid,
+            "valid": valid,
+            "higher_is_better": True,
+            "reason": reason_text(valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, f1),
+            "matched": matched,
+            "missing": [_missing_row(*c) for c in miss],
+            "extra": [_extra_row(*c) for c in ext],
+            "wrong_args": [_wrong_row(*w) for w in wrong],
+        },
+    )
 
 
 def score_assignment(
@@ -90,33 +255,4 @@ def score_assignment(
         for a in pr.verdicts:
             if a.verdict != "match":
                 wrong.append((gc.tool, gi, pc.index, a))
-    miss = []
-    for gc in missing:
-        fn += gc.mass
-        miss.append((gc.index, gc.tool, gc.args, gc.mass))
-    ext = []
-    for pc in extra:
-        fp += pc.mass
-        ext.append((pc.index, pc.tool, pc.args, pc.mass))
-    if type(tp) is float and 0.0 <= tp < _INF and 0.0 <= fp < _INF and 0.0 <= fn < _INF:
-        denom = 2.0 * tp + fp + fn
-        f1 = 1.0 if denom == 0 else 2.0 * tp / denom  # f1_score's formula, inputs known valid
-    else:
-        f1 = f1_score(tp, fp, fn)
-    valid = not miss and not ext and n_exact == len(matched)
-    return make_score(
-        f1,
-        {
-            "tp": tp,
-            "fp": fp,
-            "fn": fn,
-            "passed": valid,
-            "valid": valid,
-            "higher_is_better": True,
-            "reason": reason_text(valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, f1),
-            "matched": matched,
-            "missing": [_missing_row(*c) for c in miss],
-            "extra": [_extra_row(*c) for c in ext],
-            "wrong_args": [_wrong_row(*w) for w in wrong],
-        },
-    )
+    return _finish(tp, fp, fn, matched, n_exact, missing, extra, wrong)

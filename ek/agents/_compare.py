@@ -7,9 +7,11 @@ canonical, frozen values against the compiled gold pattern.
 
 Example:
     >>> from ek.canon import resolve_canonicalizer
-    >>> from ek.agents._calls import _GCall, _PCall
+    >>> from ek.agents._calls import _prepare_gold, _prepare_pred
     >>> ctx = _Ctx(None, resolve_canonicalizer("default"), {})
-    >>> pr = _compare(_PCall(0, "f", {"a": 1, "b": 9}, ctx), _GCall(0, "f", {"a": 1, "b": 2}, ctx), ctx)
+    >>> (p,) = _prepare_pred([{"name": "f", "args": {"a": 1, "b": 9}}], ctx)
+    >>> (g,) = _prepare_gold([{"name": "f", "args": {"a": 1, "b": 2}}], ctx)
+    >>> pr = _compare(p, g, ctx)
     >>> [(a.arg, a.verdict) for a in pr.verdicts], pr.exact, (pr.tp, pr.fp, pr.fn)
     ([('a', 'match'), ('b', 'wrong')], False, (2.0, 1.0, 1.0))
 """

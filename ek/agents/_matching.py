@@ -28,7 +28,7 @@ from ek.agents._calls import _GCall, _PCall
 from ek.agents._compare import _compare, _exact_pair, _Pair
 from ek.fields import FieldCounts
 
-__all__ = ["_Objective", "_assign", "_assign_group", "_match_prepared"]
+__all__ = ["_Objective", "_assign", "_assign_group", "_assign_rest", "_match_prepared"]
 
 #: Pair cost for the assignment: "f1" = the pair's FP + FN (what ToolCallMetric counts), "edit" =
 #: the importance of the differing arguments (what TrajectoryMetric counts).
@@ -103,6 +103,45 @@ def _first(t: tuple[int, Any, Any, Any]) -> int:
     return t[0]
 
 
+def _assign_rest(
+    rest_p: list[_PCall],
+    rest_g: list[_GCall],
+    ctx: _Ctx,
+    *,
+    objective: _Objective = "f1",
+    extra_cost: bool = True,
+) -> tuple[list[tuple[_GCall, _PCall, _Pair]], list[_GCall], list[_PCall]]:
+    """Step 2 of :func:`_assign`: the calls left after exact claiming, per tool-name group.
+
+    Returns the new pairs and the missing gold and extra predicted calls (in index order).
+    """
+    missing: list[_GCall] = []
+    extra: list[_PCall] = []
+    gg: dict[str, list[_GCall]] = {}
+    for gc in rest_g:
+        gg.setdefault(gc.tool, []).append(gc)
+    pg: dict[str, list[_PCall]] = {}
+    for pc in rest_p:
+        pg.setdefault(pc.tool, []).append(pc)
+    out: list[tuple[_GCall, _PCall, _Pair]] = []
+    for tool, gl in gg.items():
+        pl = pg.get(tool)
+        if not pl:
+            missing.extend(gl)
+            continue
+        mg, ep = _assign_group(
+            pl, gl, ctx, objective=objective, extra_cost=extra_cost, pairs_out=out
+        )
+        missing.extend(mg)
+        extra.extend(ep)
+    for tool, pl in pg.items():
+        if tool not in gg:
+            extra.extend(pl)
+    missing.sort(key=_index)
+    extra.sort(key=_index)
+    return out, missing, extra
+
+
 def _assign(
     preds: list[_PCall],
     golds: list[_GCall],
@@ -112,6 +151,9 @@ def _assign(
     extra_cost: bool = True,
 ) -> tuple[list[tuple[int, _GCall, _PCall, _Pair | None]], list[_GCall], list[_PCall]]:
     """Assign predicted to gold calls: ``(pairs in gold order, missing gold, extra predicted)``.
+
+    ``preds`` and ``golds`` are in index order (as :func:`~ek.agents._calls._prepare_pred` and
+    :func:`~ek.agents._calls._prepare_gold` return them).
 
     A pair's comparison is ``None`` when it was claimed as exact by its canonical key (its
     verdicts are all ``match`` and its TP is the predicted call's mass: :func:`_exact_pair`).
@@ -144,35 +186,15 @@ def _assign(
         rest_p = [pc for b in by_key.values() for pc in b]
         rest_p.sort(key=_index)
     # 2. The rest, per tool name, by a maximum bipartite matching.
-    missing: list[_GCall] = []
-    extra: list[_PCall] = []
     if rest_g and rest_p:
-        gg: dict[str, list[_GCall]] = {}
-        for gc in rest_g:
-            gg.setdefault(gc.tool, []).append(gc)
-        pg: dict[str, list[_PCall]] = {}
-        for pc in rest_p:
-            pg.setdefault(pc.tool, []).append(pc)
-        out: list[tuple[_GCall, _PCall, _Pair]] = []
-        for tool, gl in gg.items():
-            pl = pg.get(tool)
-            if not pl:
-                missing.extend(gl)
-                continue
-            mg, ep = _assign_group(
-                pl, gl, ctx, objective=objective, extra_cost=extra_cost, pairs_out=out
-            )
-            missing.extend(mg)
-            extra.extend(ep)
-        for tool, pl in pg.items():
-            if tool not in gg:
-                extra.extend(pl)
-        pairs.extend((gc.index, gc, pc, pr) for gc, pc, pr in out)
-        missing.sort(key=_index)
-        extra.sort(key=_index)
+        out, missing, extra = _assign_rest(
+            rest_p, rest_g, ctx, objective=objective, extra_cost=extra_cost
+        )
+        if out:
+            pairs.extend((gc.index, gc, pc, pr) for gc, pc, pr in out)
+            pairs.sort(key=_first)
     else:
         missing, extra = rest_g, rest_p
-    pairs.sort(key=_first)
     return pairs, missing, extra
 
 

@@ -56,11 +56,10 @@ from ek.agents._callresults import ArgVerdict, CallMatch, MatchResult, Unmatched
 from ek.agents._calls import _GCall as _GCall
 from ek.agents._calls import _PCall as _PCall
 from ek.agents._calls import _prepare_gold, _prepare_pred, _resolve_grammar, _split_gold
-from ek.agents._callscore import make_score, score_assignment
+from ek.agents._callscore import make_score, score_calls
 from ek.agents._compare import _compare as _compare
 from ek.agents._gold import AnyOf, GoldCall
 from ek.agents._gold import _show as _show
-from ek.agents._matching import _assign
 from ek.agents._matching import _match_prepared as _match_prepared
 from ek.agents.base import TaskSpec, ToolSpec
 from ek.base import Score
@@ -230,7 +229,7 @@ class ToolCallMetric:
     def __call__(self, pred: Any, gold: Any) -> Score:
         """Score one prediction (Episode, Trajectory or list of calls) against its gold."""
         ctx, golds = self._gold(gold)
-        return score_assignment(*_assign(_prepare_pred(pred, ctx), golds, ctx))
+        return score_calls(pred, golds, ctx)
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """Corpus micro-F1 from the summed weighted TP/FP/FN; NaN for no scores."""
