@@ -67,7 +67,10 @@ class EkRagasScore(float):
     ) -> EkRagasScore:
         obj = super().__new__(cls, value)
         obj.reason = reason
-        obj.detail = MappingProxyType(dict(detail or {}))
+        # A Score's detail is already a read-only view of a private dict: share it.
+        obj.detail = (
+            detail if type(detail) is MappingProxyType else MappingProxyType(dict(detail or {}))
+        )
         obj.task_id = task_id
         return obj
 

@@ -69,24 +69,33 @@ EPISODE_METADATA_KEYS = (
 )
 
 
+_MISSING = object()
+
+
 def _get(obj: Any, name: str, default: Any = None) -> Any:
     if type(obj) is dict:  # the common row / model_dump shape: skip the ABC check
         return obj.get(name, default)
-    if hasattr(obj, name):
-        return getattr(obj, name)
+    v = getattr(obj, name, _MISSING)  # one look-up (what hasattr + getattr did in two)
+    if v is not _MISSING:
+        return v
     if isinstance(obj, Mapping):
         return obj.get(name, default)
     return default
 
 
+_KINDS = ("human", "ai", "tool")
+_CLASS_KINDS = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool"}
+_ALIASES = {"user": "human", "assistant": "ai"}
+
+
 def _kind(msg: Any, i: int) -> str:
     t = _get(msg, "type")
+    if t in _KINDS:
+        return str(t)
     if t is None:
-        t = {"HumanMessage": "human", "AIMessage": "ai", "ToolMessage": "tool"}.get(
-            type(msg).__name__
-        )
-    t = {"user": "human", "assistant": "ai"}.get(t, t)
-    if t not in ("human", "ai", "tool"):
+        t = _CLASS_KINDS.get(type(msg).__name__)
+    t = _ALIASES.get(t, t)
+    if t not in _KINDS:
         raise ValueError(
             f"user_input[{i}] must be a human, ai or tool message, got {type(msg).__name__}: {msg!r:.200}"
         )
@@ -124,6 +133,9 @@ def _parts(sample: Any) -> tuple[list[Any], Any, Any]:
             f"or a message list; got {type(sample).__name__}: {sample!r:.200}"
         )
     return list(msgs), _get(sample, "reference"), _get(sample, "reference_tool_calls")
+
+
+_NO_METADATA: dict[str, Any] = {}
 
 
 class _Pending:
@@ -170,8 +182,13 @@ def from_ragas_sample(
     out: Any = None
     for i, m in enumerate(msgs):
         kind = _kind(m, i)
-        md = dict(_get(m, "metadata") or {})
-        ep_md.update({k: md[k] for k in EPISODE_METADATA_KEYS if k in md})
+        md = _get(m, "metadata") or _NO_METADATA
+        if type(md) is not dict:
+            md = dict(md)
+        if md:  # read only: a plain dict needs no copy
+            for k in EPISODE_METADATA_KEYS:
+                if k in md:
+                    ep_md[k] = md[k]
         if kind == "human":
             if inp is None:
                 inp = _content(m, md)
@@ -199,7 +216,7 @@ def from_ragas_sample(
                     "(results pair with calls by position)"
                 )
             want = md.get("tool_call_id")
-            j = next((k for k, p in enumerate(pending) if want is not None and p.id == want), 0)
+            j = 0 if want is None else next((k for k, p in enumerate(pending) if p.id == want), 0)
             p = pending.pop(j)
             p.observation = _content(m, md)
             err = md.get("error")
