@@ -78,6 +78,8 @@ TOKEN_KINDS = (
     "reasoning_tokens",
 )
 
+_set = object.__setattr__
+
 #: Provenance fields that must agree for two runs to be compared by a regression gate.
 COMPARABILITY_KEYS = ("simulator", "suite_version", "scaffold")
 
@@ -116,10 +118,22 @@ class Step:
     id: str | None = None
 
     def __post_init__(self) -> None:
-        _str("Step.tool", self.tool)
-        object.__setattr__(self, "args", check_mapping(f"Step({self.tool!r}).args", self.args))
-        opt_str(f"Step({self.tool!r}).error", self.error)
-        opt_str(f"Step({self.tool!r}).id", self.id)
+        # Hot path (bridges build thousands of steps): cheap exact-type checks first, the
+        # general validators (with their error messages) only when something is off.
+        tool, args = self.tool, self.args
+        if type(tool) is not str or not tool:
+            _str("Step.tool", tool)
+        if type(args) is dict:
+            for key in args:
+                if type(key) is not str:
+                    check_mapping(f"Step({tool!r}).args", args)
+            _set(self, "args", args.copy())
+        else:
+            _set(self, "args", check_mapping(f"Step({tool!r}).args", args))
+        if self.error is not None and type(self.error) is not str:
+            opt_str(f"Step({tool!r}).error", self.error)
+        if self.id is not None and type(self.id) is not str:
+            opt_str(f"Step({tool!r}).id", self.id)
 
     @property
     def failed(self) -> bool:
@@ -183,7 +197,12 @@ class Trajectory(Sequence[Step]):
             raise TypeError(
                 f"Trajectory expects an iterable of steps, got {type(steps).__name__}: {steps!r:.200}"
             )
-        self._steps: tuple[Step, ...] = tuple(_to_step(s, i) for i, s in enumerate(steps))
+        given: tuple[Any, ...] = tuple(steps)
+        for x in given:
+            if type(x) is not Step:  # convert (and validate) only when needed
+                given = tuple(_to_step(s, i) for i, s in enumerate(given))
+                break
+        self._steps: tuple[Step, ...] = given
 
     @overload
     def __getitem__(self, i: int) -> Step: ...
@@ -441,7 +460,7 @@ class RunProvenance:
 
 
 def _costs(value: Any) -> tuple[Cost, ...]:
-    if value is None:
+    if value is None or value == ():
         return ()
     if isinstance(value, Cost):
         return (value,)
@@ -530,13 +549,19 @@ class Episode:
             raise TypeError(
                 f"Episode.run must be a RunProvenance or None, got {type(self.run).__name__}"
             )
-        object.__setattr__(self, "trial", count("Episode.trial", self.trial))
-        opt_str("Episode.error", self.error)
+        if type(self.trial) is not int or self.trial < 0:
+            object.__setattr__(self, "trial", count("Episode.trial", self.trial))
+        if self.error is not None and type(self.error) is not str:
+            opt_str("Episode.error", self.error)
         if self.duration is not None:
             object.__setattr__(
                 self, "duration", finite("Episode.duration", self.duration, minimum=0.0)
             )
-        object.__setattr__(self, "metadata", check_mapping("Episode.metadata", self.metadata))
+        md = self.metadata
+        if type(md) is dict and not md:
+            object.__setattr__(self, "metadata", {})
+        else:
+            object.__setattr__(self, "metadata", check_mapping("Episode.metadata", md))
 
     # -- cost views
     def costs(self, role: str | None = None) -> tuple[Cost, ...]:
