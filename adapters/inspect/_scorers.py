@@ -221,14 +221,19 @@ class EkScoring:
             "error": episode.error,
             "cost": [c.to_dict() for c in episode.cost],
         }
+        golds: dict[str, Any] = {}  # each gold spec parsed once per sample, shared by the metrics
+
+        def gold(name: str) -> Any:
+            spec = self._spec(name, state)
+            if spec not in golds:
+                golds[spec] = _gold_value(spec, state, target)
+            return golds[spec]
+
         try:
-            gold_ok = _gold_value(self._spec("task_success", state), state, target)
-            ok = run_metric(self.success, episode, gold_ok)
+            ok = run_metric(self.success, episode, gold("task_success"))
             results = {}
             for n, m in zip(self.names, self.metrics):
-                results[n] = run_metric(
-                    m, episode, _gold_value(self._spec(n, state), state, target)
-                )
+                results[n] = run_metric(m, episode, gold(n))
         except Exception as e:  # never an errored eval: unscored, with the reason
             why = str(e) or type(e).__name__
             return Score.unscored(
