@@ -21,3 +21,21 @@ def test_readme_examples_run() -> None:
     assert runner.failures == 0, (
         f"{runner.failures} README example(s) failed; run with -s to see them"
     )
+
+
+def test_quickstart_example_runs() -> None:
+    # examples/quickstart.py: three trials of one refund task judged on the final state.
+    # Trials 0 and 2 leave the goal database, trial 1 claims success in text but refunded the
+    # wrong order: success rate 2/3. Dollars: 3000*2.5e-6 + 9000*1.25e-6 + 400*1e-5 = 0.02275;
+    # 2000*0.15e-6 + 150*0.6e-6 = 0.00039; 2500*0.15e-6 + 300*0.6e-6 = 0.000555;
+    # Cost-of-Pass = 0.023695 / 2 = 0.0118475.
+    import subprocess
+    import sys
+
+    script = README.parent / "examples" / "quickstart.py"
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "success rate      0.667" in out
+    assert "Cost-of-Pass      $0.011848 per successful task" in out
+    assert "dollars = None" in out and "small-model" in out
