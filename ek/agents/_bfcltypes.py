@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ek._validate import thaw
 from ek.agents._gold import AnyOf
 from ek.grammar import FieldSpec
 
@@ -63,14 +64,6 @@ def _alts(g: Any) -> list[Any]:
     return [g]
 
 
-def _plain(v: Any) -> Any:
-    if isinstance(v, Mapping):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    return v
-
-
 def _first_type(pa: Sequence[Any]) -> type | None:
     for a in pa:
         if not (type(a) is str and a == ""):
@@ -83,7 +76,7 @@ def _typed_check(value: Any, gold: Any, types: tuple[type, type | None], ctx: _C
     exp, nested = types
     pa = _alts(gold)
     if type(value) is not dict and type(value) is not list and isinstance(value, (Mapping, tuple)):
-        value = _plain(value)
+        value = thaw(value)
     if exp is float and type(value) is int:
         value = float(value)  # BFCL: Python's int -> float auto-conversion (top level only)
     pa_type = _first_type(pa)

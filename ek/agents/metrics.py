@@ -33,6 +33,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from ek._validate import thaw
 from ek.base import Score, is_episode
 from ek.canon import default_canonicalizer
 from ek.registry import register, resolve
@@ -68,14 +69,6 @@ def _gold_value(gold: Any) -> Any:
     return gold.gold if isinstance(gold, TaskSpec) else gold
 
 
-def _plain(v: Any) -> Any:
-    if isinstance(v, Mapping):
-        return {k: _plain(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_plain(x) for x in v]
-    return v
-
-
 def output_match(episode: Any, gold: Any) -> bool:
     """Canonicalized exact match on the final answer (the GAIA-style oracle).
 
@@ -97,7 +90,7 @@ def output_match(episode: Any, gold: Any) -> bool:
         and isinstance(g, (str, int, float))
     ):
         out, g = str(out), str(g)
-    return bool(canon(_plain(out)) == canon(_plain(g)))
+    return bool(canon(thaw(out)) == canon(thaw(g)))
 
 
 def final_state_match(episode: Any, gold: Any) -> bool:
@@ -114,7 +107,7 @@ def final_state_match(episode: Any, gold: Any) -> bool:
     state = episode.final_state
     if state is None:
         return False
-    return bool(_plain(state) == _plain(_gold_value(gold)))
+    return bool(thaw(state) == thaw(_gold_value(gold)))
 
 
 def recorded_success(episode: Any, gold: Any) -> bool:
