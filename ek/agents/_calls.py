@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ek.agents._bfcl import BfclCase
@@ -196,6 +196,26 @@ def _pcall(
     return pc
 
 
+def _iter_calls(
+    obj: Any, ctx: _Ctx, side: str
+) -> Iterator[tuple[int, str, Mapping[str, Any], _Tool]]:
+    """(index, tool, args, tool info) of each call of ``obj``; ``side`` is "predicted" or "gold"."""
+    tools = ctx._tools
+    for i, x in enumerate(obj if type(obj) is list else _as_list(obj, _LIST_LABEL[side])):
+        if type(x) is Step:
+            tool = x.tool
+            args = x.args
+        else:
+            tool, args = _call_parts(x, i, side)
+        info = tools.get(tool)
+        if info is None:
+            info = ctx.tool(tool)
+        yield i, tool, args, info
+
+
+_LIST_LABEL = {"predicted": "prediction", "gold": "gold"}
+
+
 def _prepare_pred(obj: Any, ctx: _Ctx) -> list[_PCall]:
     """The predicted calls of ``obj`` (an Episode, a Trajectory or a list of calls), prepared.
 
@@ -205,17 +225,8 @@ def _prepare_pred(obj: Any, ctx: _Ctx) -> list[_PCall]:
         >>> p.fargs, p.mass
         ({'q': 'a'}, 2.0)
     """
-    tools = ctx._tools
     out = []
-    for i, x in enumerate(obj if type(obj) is list else _as_list(obj, "prediction")):
-        if type(x) is Step:
-            tool = x.tool
-            args = x.args
-        else:
-            tool, args = _call_parts(x, i, "predicted")
-        info = tools.get(tool)
-        if info is None:
-            info = ctx.tool(tool)
+    for i, tool, args, info in _iter_calls(obj, ctx, "predicted"):
         fa, mass = _pred_args(i, tool, args, info, ctx)
         out.append(_pcall(i, tool, args, info, fa, (tool, frozenset(fa.items())), mass))
     return out
@@ -232,19 +243,10 @@ def _prepare_gold(obj: Any, ctx: _Ctx) -> list[_GCall]:
         >>> a.key == ("f", frozenset({("q", "a")})), a.mass, b.key, b.optional, b.mass
         (True, 2.0, None, frozenset({'u'}), 1.0)
     """
-    tools = ctx._tools
     memo = ctx.memo
     plain_numbers = not ctx.leaf_canon
     out = []
-    for i, x in enumerate(obj if type(obj) is list else _as_list(obj, "gold")):
-        if type(x) is Step:
-            tool = x.tool
-            args = x.args
-        else:
-            tool, args = _call_parts(x, i, "gold")
-        info = tools.get(tool)
-        if info is None:
-            info = ctx.tool(tool)
+    for i, tool, args, info in _iter_calls(obj, ctx, "gold"):
         imps = info.imps
         dimp = info.dimp
         mass = info.weight

@@ -29,16 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from ek.agents._callreport import _extra_row, _missing_row, _wrong_row, reason_text
 from ek.agents._calls import (
-    _as_list,
-    _call_parts,
     _GCall,
+    _iter_calls,
     _PCall,
     _pcall,
     _pred_args,
     _prepare_pred,
 )
 from ek.agents._matching import _assign, _assign_rest
-from ek.agents.base import Step
 from ek.base import Score
 from ek.fields import f1_score
 
@@ -92,18 +90,9 @@ def score_calls(pred: Any, golds: list[_GCall], ctx: _Ctx) -> Score:
                 b.append(gc)
     if not gk:
         return score_assignment(*_assign(_prepare_pred(pred, ctx), golds, ctx))
-    tools = ctx._tools
     claimed: list[tuple[int, float] | None] = [None] * len(golds)
     left_p: list[_PCall] = []
-    for i, x in enumerate(pred if type(pred) is list else _as_list(pred, "prediction")):
-        if type(x) is Step:
-            tool = x.tool
-            args = x.args
-        else:
-            tool, args = _call_parts(x, i, "predicted")
-        info = tools.get(tool)
-        if info is None:
-            info = ctx.tool(tool)
+    for i, tool, args, info in _iter_calls(pred, ctx, "predicted"):
         fa, mass = _pred_args(i, tool, args, info, ctx)
         key = (tool, frozenset(fa.items()))
         b = gk.get(key)
