@@ -36,6 +36,7 @@ from ek.agents._calls import (
     _pred_args,
     _prepare_pred,
 )
+from ek.agents._lazydetail import LazyDetail
 from ek.agents._matching import _assign, _assign_rest
 from ek.base import Score
 from ek.fields import f1_score
@@ -140,37 +141,41 @@ def score_calls(pred: Any, golds: list[_GCall], ctx: _Ctx) -> Score:
 
 
 def _perfect(golds: list[_GCall], claimed: list[tuple[int, float] | None]) -> Score:
+    """Every gold call claimed exactly, nothing extra: the Score, its explanation written lazily
+    (from indices and tool names only, which nobody can change afterwards)."""
     tp = 0.0
-    matched = []
-    for gc in golds:
-        c = claimed[gc.index]
-        assert c is not None
-        tp += c[1]
-        matched.append({"gold": gc.index, "pred": c[0], "tool": gc.tool, "exact": True})
-    n = len(matched)
+    for c in claimed:
+        tp += c[1]  # type: ignore[index]
     if type(tp) is float and 0.0 <= tp < _INF:
         f1 = 1.0 if tp == 0 else 2.0 * tp / (2.0 * tp + 0.0 + 0.0)
     else:
         f1 = f1_score(tp, 0.0, 0.0)
-    return make_score(
-        f1,
-        {
-            "tp": tp,
-            "fp": 0.0,
-            "fn": 0.0,
-            "passed": True,
-            "valid": True,
-            "higher_is_better": True,
+
+    def fill() -> dict[str, Any]:
+        n = len(claimed)
+        return {
             "reason": (
                 f"valid: {n} of {n} gold call(s) matched exactly; "
                 f"weighted TP {tp:g}, FP 0, FN 0, F1 {f1:.4f}"
             ),
-            "matched": matched,
+            "matched": [
+                {"gold": gc.index, "pred": c[0], "tool": gc.tool, "exact": True}  # type: ignore[index]
+                for gc, c in zip(golds, claimed)
+            ],
             "missing": [],
             "extra": [],
             "wrong_args": [],
-        },
-    )
+        }
+
+    eager = {
+        "tp": tp,
+        "fp": 0.0,
+        "fn": 0.0,
+        "passed": True,
+        "valid": True,
+        "higher_is_better": True,
+    }
+    return make_score(f1, LazyDetail(eager, fill))
 
 
 def _finish(
