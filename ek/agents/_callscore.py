@@ -111,32 +111,48 @@ def score_calls(pred: Any, golds: list[_GCall], ctx: _Ctx) -> Score:
             group[gc.index] = (pc, pr)
     else:
         missing, extra = rest_g, left_p
+    rows: list[_Row] = []
+    for gc in golds:
+        gi = gc.index
+        c = claimed[gi]
+        if c is not None:
+            rows.append((gi, gc.tool, c[0], c[1]))
+        else:
+            g = group.get(gi)
+            if g is not None:
+                rows.append((gi, gc.tool, g[0].index, g[1]))
+    return _tally(rows, missing, extra)
+
+
+#: One assigned pair, in gold order: (gold index, tool, predicted index, the predicted call's
+#: mass for a pair claimed exactly by key, else the pair's comparison).
+_Row = tuple[int, str, int, "float | _Pair"]
+
+
+def _tally(rows: list[_Row], missing: list[_GCall], extra: list[_PCall]) -> Score:
+    """Sum the weighted TP/FP/FN of an assignment and explain it (both scoring paths)."""
     tp = fp = fn = 0.0
     matched = []
     wrong: list[WrongRow] = []
     n_exact = 0
-    for gc in golds:
-        gi = gc.index
-        c = claimed[gi]
-        if c is not None:  # TP = the predicted call's mass (see _exact_pair)
-            tp += c[1]
+    for gi, tool, pi, pr in rows:
+        if isinstance(
+            pr, float
+        ):  # claimed by key: TP = the predicted call's mass (costs are floats)
+            tp += pr
             n_exact += 1
-            matched.append({"gold": gi, "pred": c[0], "tool": gc.tool, "exact": True})
+            matched.append({"gold": gi, "pred": pi, "tool": tool, "exact": True})
             continue
-        g = group.get(gi)
-        if g is None:
-            continue
-        pc, pr = g
         tp += pr.tp
         fp += pr.fp
         fn += pr.fn
         exact = pr.exact
         if exact:
             n_exact += 1
-        matched.append({"gold": gi, "pred": pc.index, "tool": gc.tool, "exact": exact})
+        matched.append({"gold": gi, "pred": pi, "tool": tool, "exact": exact})
         for a in pr.verdicts:
             if a.verdict != "match":
-                wrong.append((gc.tool, gi, pc.index, a))
+                wrong.append((tool, gi, pi, a))
     return _finish(tp, fp, fn, matched, n_exact, missing, extra, wrong)
 
 
@@ -229,24 +245,7 @@ def score_assignment(
 
     Same value and detail as ``tool_call_score(_match_prepared(...))``.
     """
-    tp = fp = fn = 0.0
-    matched = []
-    wrong: list[WrongRow] = []
-    n_exact = 0
-    for gi, gc, pc, pr in pairs:
-        if pr is None:  # claimed by key: TP = the predicted call's mass (see _exact_pair)
-            tp += pc.mass
-            n_exact += 1
-            matched.append({"gold": gi, "pred": pc.index, "tool": gc.tool, "exact": True})
-            continue
-        tp += pr.tp
-        fp += pr.fp
-        fn += pr.fn
-        exact = pr.exact
-        if exact:
-            n_exact += 1
-        matched.append({"gold": gi, "pred": pc.index, "tool": gc.tool, "exact": exact})
-        for a in pr.verdicts:
-            if a.verdict != "match":
-                wrong.append((gc.tool, gi, pc.index, a))
-    return _finish(tp, fp, fn, matched, n_exact, missing, extra, wrong)
+    rows: list[_Row] = [
+        (gi, gc.tool, pc.index, pc.mass if pr is None else pr) for gi, gc, pc, pr in pairs
+    ]
+    return _tally(rows, missing, extra)
