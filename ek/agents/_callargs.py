@@ -140,7 +140,7 @@ class _Ctx:
 class _Tool:
     """What the grammar says about one tool: weight, argument importances, schema and types."""
 
-    __slots__ = ("dimp", "fields", "imps", "types", "weight")
+    __slots__ = ("dimp", "fields", "imps", "nmass", "types", "weight")
 
     def __init__(self, grammar: GraphGrammar | None, name: str) -> None:
         node = None if grammar is None else grammar.node(name)
@@ -155,6 +155,13 @@ class _Tool:
         self.types: dict[str, tuple[type, type | None] | None] = (
             {} if self.fields is None else {k: _field_types(f) for k, f in self.fields.items()}
         )
+        # nmass[n]: the mass of a call with n arguments when no argument has its own importance,
+        # summed in the order the per-argument loops sum it (so the floats are identical).
+        mass = self.weight
+        self.nmass = [mass]
+        for _ in range(16):
+            mass += self.dimp
+            self.nmass.append(mass)
 
 
 def _is_builtin_canon(canon: Canonicalizer) -> bool:

@@ -32,6 +32,7 @@ __all__ = [
     "_PCall",
     "_as_list",
     "_call_parts",
+    "_gold_call",
     "_pcall",
     "_pred_args",
     "_prepare_gold",
@@ -243,59 +244,64 @@ def _prepare_gold(obj: Any, ctx: _Ctx) -> list[_GCall]:
         >>> a.key == ("f", frozenset({("q", "a")})), a.mass, b.key, b.optional, b.mass
         (True, 2.0, None, frozenset({'u'}), 1.0)
     """
+    return [
+        _gold_call(i, tool, args, info, ctx)
+        for i, tool, args, info in _iter_calls(obj, ctx, "gold")
+    ]
+
+
+def _gold_call(i: int, tool: str, args: Mapping[str, Any], info: _Tool, ctx: _Ctx) -> _GCall:
+    """Gold call ``i``, prepared: compiled patterns, optional arguments, mass, exact-match key."""
     memo = ctx.memo
     plain_numbers = not ctx.leaf_canon
-    out = []
-    for i, tool, args, info in _iter_calls(obj, ctx, "gold"):
-        imps = info.imps
-        dimp = info.dimp
-        mass = info.weight
-        pats = {}
-        literal = True
-        optional: list[str] | None = None
-        for k, v in args.items():
-            if type(k) is not str:
-                e = TypeError(f"argument names must be str, got {k!r:.120}")
-                raise _where("gold", i, tool, k, e)
-            t = type(v)
-            if t is str:
-                pat = memo.get(v)
-                if pat is None:
-                    pat = ctx.cs(v)
-            elif t is int and plain_numbers:
-                pat = v
-            else:
-                try:
-                    pat = _compile(v, ctx)
-                except (TypeError, ValueError) as e:
-                    raise _where("gold", i, tool, k, e) from None
-                if type(pat) in _PATTERNS:
-                    literal = False
-                    if type(pat) is _AnyPat and pat.optional:
-                        if optional is None:
-                            optional = [k]
-                        else:
-                            optional.append(k)
-                        pats[k] = pat
-                        continue
-            pats[k] = pat
-            mass += imps.get(k, dimp) if imps else dimp
-        gc = _new(_GCall)
-        gc.index = i
-        gc.tool = tool
-        gc.args = args
-        gc.info = info
-        gc.pats = pats
-        gc.optional = _NONE if optional is None else frozenset(optional)
-        if literal:
-            gc.lit = pats
-            gc.key = (tool, frozenset(pats.items()))
+    imps = info.imps
+    dimp = info.dimp
+    mass = info.weight
+    pats = {}
+    literal = True
+    optional: list[str] | None = None
+    for k, v in args.items():
+        if type(k) is not str:
+            e = TypeError(f"argument names must be str, got {k!r:.120}")
+            raise _where("gold", i, tool, k, e)
+        t = type(v)
+        if t is str:
+            pat = memo.get(v)
+            if pat is None:
+                pat = ctx.cs(v)
+        elif t is int and plain_numbers:
+            pat = v
         else:
-            gc.lit = None
-            gc.key = None
-        gc.mass = mass
-        out.append(gc)
-    return out
+            try:
+                pat = _compile(v, ctx)
+            except (TypeError, ValueError) as e:
+                raise _where("gold", i, tool, k, e) from None
+            if type(pat) in _PATTERNS:
+                literal = False
+                if type(pat) is _AnyPat and pat.optional:
+                    if optional is None:
+                        optional = [k]
+                    else:
+                        optional.append(k)
+                    pats[k] = pat
+                    continue
+        pats[k] = pat
+        mass += imps.get(k, dimp) if imps else dimp
+    gc = _new(_GCall)
+    gc.index = i
+    gc.tool = tool
+    gc.args = args
+    gc.info = info
+    gc.pats = pats
+    gc.optional = _NONE if optional is None else frozenset(optional)
+    if literal:
+        gc.lit = pats
+        gc.key = (tool, frozenset(pats.items()))
+    else:
+        gc.lit = None
+        gc.key = None
+    gc.mass = mass
+    return gc
 
 
 def _resolve_grammar(grammar: Any) -> GraphGrammar | None:

@@ -23,37 +23,44 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ek.agents._callreport import _extra_row, _missing_row, _wrong_row, reason_text
 from ek.agents._calls import (
+    _as_list,
+    _call_parts,
     _GCall,
+    _gold_call,
     _iter_calls,
     _PCall,
     _pcall,
     _pred_args,
+    _prepare_gold,
     _prepare_pred,
 )
-from ek.agents._lazydetail import LazyDetail
+from ek.agents._compare import _compare
+from ek.agents._gold import GoldCall
+from ek.agents._lazydetail import lazy_detail
 from ek.agents._matching import _assign, _assign_rest
+from ek.agents.base import Step
 from ek.base import Score
 from ek.fields import f1_score
 
 if TYPE_CHECKING:
-    from ek.agents._callargs import _Ctx
+    from ek.agents._callargs import _Ctx, _Tool
     from ek.agents._callreport import WrongRow
     from ek.agents._compare import _Pair
 
-__all__ = ["make_score", "score_assignment", "score_calls"]
+__all__ = ["make_score", "score_assignment", "score_calls", "score_raw"]
 
 _INF = math.inf
 _new = object.__new__
-_set = object.__setattr__
 # Score's own constructor copies the detail and re-validates the value; a fresh dict and a float
 # need neither. Used only while Score is exactly (value, detail) with a per-instance __dict__.
-_DIRECT = [f.name for f in fields(Score)] == ["value", "detail"] and hasattr(Score, "__dict__")
+_DIRECT = [f.name for f in fields(Score)] == ["value", "detail"] and "__slots__" not in vars(Score)
 
 
 def make_score(value: float, detail: dict[str, Any]) -> Score:
@@ -66,13 +73,172 @@ def make_score(value: float, detail: dict[str, Any]) -> Score:
     if not _DIRECT or type(value) is not float:
         return Score(value, detail)
     s = _new(Score)
-    _set(s, "value", value)
-    _set(s, "detail", MappingProxyType(detail))
+    d = s.__dict__
+    d["value"] = value
+    d["detail"] = MappingProxyType(detail)
     return s
 
 
+def score_raw(pred: Any, gold: Any, ctx: _Ctx) -> Score:
+    """Score ``pred`` against unprepared ``gold`` (the metric's hot path for a plain gold).
+
+    Same Score as ``score_calls(pred, _prepare_gold(gold, ctx), ctx)``; :func:`_claim_written`
+    settles the common case without canonicalising anything.
+    """
+    gl = gold if type(gold) is list else _as_list(gold, "gold")
+    pl = pred if type(pred) is list else _as_list(pred, "prediction")
+    if not ctx.leaf_canon:
+        s = _claim_written(pl, gl, ctx)
+        if s is not None:
+            return s
+    return score_calls(pl, _prepare_gold(gl, ctx), ctx)
+
+
+#: Value types whose equality is their canonical equality under the built-in canonicalisers
+#: (bool is not here: ``True == 1``; containers other than a flat list are not: ``[True] == [1]``).
+_PLAIN = frozenset({str, int, float, type(None)})
+_all_plain = _PLAIN.issuperset
+
+
+def _plain(args: Mapping[str, Any]) -> bool:
+    """Are the values of ``args`` plain: str/int/float/None, or flat lists of those?"""
+    for v in args.values():
+        if type(v) not in _PLAIN and not (type(v) is list and _all_plain(map(type, v))):
+            return False
+    return True
+
+
+def _same_leaf(v: Any, w: Any, ctx: _Ctx) -> bool:
+    """Canonical equality of two plain scalars that are not ``==``."""
+    if type(v) is str and type(w) is str:
+        memo = ctx.memo
+        cv = memo.get(v)
+        if cv is None:
+            cv = ctx.cs(v)
+        cw = memo.get(w)
+        if cw is None:
+            cw = ctx.cs(w)
+        return bool(cv == cw)
+    return type(v) is float and type(w) is float and v != v and w != w  # NaN is NaN
+
+
+def _same(a: Mapping[str, Any], ga: Mapping[str, Any], ctx: _Ctx) -> bool:
+    """Canonical equality of two plain argument mappings with the same names."""
+    for k, v in a.items():
+        w = ga[k]
+        if v == w:
+            continue
+        if type(v) is list:
+            if type(w) is not list or len(v) != len(w):
+                return False
+            for x, y in zip(v, w):
+                if x != y and not _same_leaf(x, y, ctx):
+                    return False
+        elif not _same_leaf(v, w, ctx):
+            return False
+    return True
+
+
+def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
+    """Exact claiming on the calls as written, or ``None`` when that needs the full preparation.
+
+    A predicted call claims the first unclaimed gold call of its tool that is canonically equal
+    to it, as canonical-key claiming does, but decides that without preparing either call when
+    both are plain (values str/int/float/None or flat lists of them, where ``==`` is canonical
+    equality except for strings, which are compared through the canonicaliser's memo, and NaN).
+    Gold calls with other argument names can never be equal and are passed over. Anything else
+    (a non-plain call with the same argument names, a tool with a schema, a malformed call, an
+    odd value) returns ``None``: the caller prepares everything, and raises the usual errors in
+    the usual order. Only the calls left unclaimed are prepared.
+    """
+    tools = ctx._tools
+    claimed: list[tuple[int, float] | None] = [None] * len(gl)
+    left: list[tuple[int, str, Mapping[str, Any], _Tool]] = []
+    by_tool: dict[str, list[int]] = {}
+    g_tools: list[str] = []
+    g_args: list[Mapping[str, Any]] = []
+    g_plain: list[bool | None] = [None] * len(gl)
+    try:
+        for j, x in enumerate(gl):
+            tx = type(x)
+            if tx is Step or tx is GoldCall:
+                t = x.tool
+                a = x.args
+            else:
+                t, a = _call_parts(x, j, "gold")
+                g_plain[j] = False  # argument names not checked: only through _prepare_gold
+            b = by_tool.get(t)
+            if b is None:
+                by_tool[t] = [j]
+            else:
+                b.append(j)
+            g_tools.append(t)
+            g_args.append(a)
+        for i, x in enumerate(pl):
+            if type(x) is Step:
+                t = x.tool
+                a = x.args
+                pp = None
+            else:
+                t, a = _call_parts(x, i, "predicted")
+                pp = False
+            info = tools.get(t)
+            if info is None:
+                info = ctx.tool(t)
+            if info.fields is not None:
+                return None
+            cands = by_tool.get(t)
+            if cands:
+                for pos, j in enumerate(cands):
+                    ga = g_args[j]
+                    eq = ga == a
+                    if not eq and ga.keys() != a.keys():
+                        continue
+                    if pp is None:
+                        vals = a.values()
+                        pp = _all_plain(map(type, vals)) or _plain(a)
+                    gp = g_plain[j]
+                    if gp is None:
+                        vals = ga.values()
+                        gp = g_plain[j] = _all_plain(map(type, vals)) or _plain(ga)
+                    if not (pp and gp):
+                        return None
+                    if eq or _same(a, ga, ctx):
+                        del cands[pos]
+                        n = len(a)
+                        ms = info.nmass
+                        claimed[j] = (i, ms[n] if n < len(ms) else _mass(info, n))
+                        break
+                else:
+                    left.append((i, t, a, info))
+                continue
+            left.append((i, t, a, info))
+    except Exception:  # a malformed call or an odd value (cyclic, strange ==): the full path
+        return None
+    if not left and None not in claimed:
+        return _perfect(g_tools, claimed)
+    rest_g = []
+    for j, c in enumerate(claimed):
+        if c is None:
+            t = g_tools[j]
+            info = tools.get(t)
+            rest_g.append(_gold_call(j, t, g_args[j], info or ctx.tool(t), ctx))
+    left_p = []
+    for i, t, a, info in left:
+        fa, mass = _pred_args(i, t, a, info, ctx)
+        left_p.append(_pcall(i, t, a, info, fa, (t, frozenset(fa.items())), mass))
+    return _rows(g_tools, claimed, rest_g, left_p, ctx)
+
+
+def _mass(info: _Tool, n: int) -> float:
+    mass = info.weight
+    for _ in range(n):
+        mass += info.dimp
+    return mass
+
+
 def score_calls(pred: Any, golds: list[_GCall], ctx: _Ctx) -> Score:
-    """Score the predicted calls of ``pred`` against prepared ``golds`` (the metric's hot path).
+    """Score the predicted calls of ``pred`` against prepared ``golds``.
 
     The exact claiming of :func:`ek.agents._matching._assign`, done while the predicted calls
     are prepared: each predicted call claims the first unclaimed literal gold call with its key
@@ -103,24 +269,43 @@ def score_calls(pred: Any, golds: list[_GCall], ctx: _Ctx) -> Score:
             left_p.append(_pcall(i, tool, args, info, fa, key, mass))
     rest_g = [gc for gc in golds if claimed[gc.index] is None]
     if not rest_g and not left_p:  # every call claimed exactly: the common case
-        return _perfect(golds, claimed)
+        return _perfect([gc.tool for gc in golds], claimed)
+    return _rows([gc.tool for gc in golds], claimed, rest_g, left_p, ctx)
+
+
+def _rows(
+    tools: list[str],
+    claimed: list[tuple[int, float] | None],
+    rest_g: list[_GCall],
+    left_p: list[_PCall],
+    ctx: _Ctx,
+) -> Score:
+    """Assign what exact claiming left, then tally every pair in gold order."""
     group: dict[int, tuple[_PCall, _Pair]] = {}
-    if rest_g and left_p:
+    if len(rest_g) == 1 and len(left_p) == 1 and rest_g[0].tool == left_p[0].tool:
+        # One call left on each side, of one tool: _assign_group's 1x1 rule without the grouping.
+        gc = rest_g[0]
+        pc = left_p[0]
+        pr = _compare(pc, gc, ctx)
+        if pr.exact or pr.fp + pr.fn <= gc.mass + pc.mass:
+            group[gc.index] = (pc, pr)
+            missing, extra = [], []
+        else:
+            missing, extra = rest_g, left_p
+    elif rest_g and left_p:
         out, missing, extra = _assign_rest(left_p, rest_g, ctx)
         for gc, pc, pr in out:
             group[gc.index] = (pc, pr)
     else:
         missing, extra = rest_g, left_p
     rows: list[_Row] = []
-    for gc in golds:
-        gi = gc.index
-        c = claimed[gi]
+    for gi, c in enumerate(claimed):
         if c is not None:
-            rows.append((gi, gc.tool, c[0], c[1]))
+            rows.append((gi, tools[gi], c[0], c[1]))
         else:
             g = group.get(gi)
             if g is not None:
-                rows.append((gi, gc.tool, g[0].index, g[1]))
+                rows.append((gi, tools[gi], g[0].index, g[1]))
     return _tally(rows, missing, extra)
 
 
@@ -132,33 +317,70 @@ _Row = tuple[int, str, int, "float | _Pair"]
 def _tally(rows: list[_Row], missing: list[_GCall], extra: list[_PCall]) -> Score:
     """Sum the weighted TP/FP/FN of an assignment and explain it (both scoring paths)."""
     tp = fp = fn = 0.0
-    matched = []
+    matched: list[tuple[int, int, str, bool]] = []
     wrong: list[WrongRow] = []
     n_exact = 0
     for gi, tool, pi, pr in rows:
-        if isinstance(
-            pr, float
-        ):  # claimed by key: TP = the predicted call's mass (costs are floats)
+        if type(pr) is float:  # claimed by key: TP = the predicted call's mass
             tp += pr
             n_exact += 1
-            matched.append({"gold": gi, "pred": pi, "tool": tool, "exact": True})
+            matched.append((gi, pi, tool, True))
             continue
-        tp += pr.tp
-        fp += pr.fp
-        fn += pr.fn
-        exact = pr.exact
+        tp += pr.tp  # type: ignore[union-attr]
+        fp += pr.fp  # type: ignore[union-attr]
+        fn += pr.fn  # type: ignore[union-attr]
+        exact = pr.exact  # type: ignore[union-attr]
         if exact:
             n_exact += 1
-        matched.append({"gold": gi, "pred": pi, "tool": tool, "exact": exact})
-        for a in pr.verdicts:
+        matched.append((gi, pi, tool, exact))
+        for a in pr.verdicts:  # type: ignore[union-attr]
             if a.verdict != "match":
                 wrong.append((tool, gi, pi, a))
-    return _finish(tp, fp, fn, matched, n_exact, missing, extra, wrong)
+    miss = []
+    for gc in missing:
+        fn += gc.mass
+        miss.append((gc.index, gc.tool, dict(gc.args), gc.mass))
+    ext = []
+    for pc in extra:
+        fp += pc.mass
+        ext.append((pc.index, pc.tool, dict(pc.args), pc.mass))
+    if type(tp) is float and 0.0 <= tp < _INF and 0.0 <= fp < _INF and 0.0 <= fn < _INF:
+        denom = 2.0 * tp + fp + fn
+        f1 = 1.0 if denom == 0 else 2.0 * tp / denom  # f1_score's formula, inputs known valid
+    else:
+        f1 = f1_score(tp, fp, fn)
+    valid = not miss and not ext and n_exact == len(matched)
+
+    def fill() -> dict[str, Any]:
+        return {
+            "reason": reason_text(valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, f1),
+            "matched": [
+                {"gold": gi, "pred": pi, "tool": tool, "exact": exact}
+                for gi, pi, tool, exact in matched
+            ],
+            "missing": [_missing_row(*c) for c in miss],
+            "extra": [_extra_row(*c) for c in ext],
+            "wrong_args": [_wrong_row(*w) for w in wrong],
+        }
+
+    return make_score(
+        f1,
+        lazy_detail(
+            {
+                "tp": tp,
+                "fp": fp,
+                "fn": fn,
+                "passed": valid,
+                "valid": valid,
+                "higher_is_better": True,
+            },
+            fill,
+        ),
+    )
 
 
-def _perfect(golds: list[_GCall], claimed: list[tuple[int, float] | None]) -> Score:
-    """Every gold call claimed exactly, nothing extra: the Score, its explanation written lazily
-    (from indices and tool names only, which nobody can change afterwards)."""
+def _perfect(tools: list[str], claimed: list[tuple[int, float] | None]) -> Score:
+    """Every gold call claimed exactly, nothing extra: the Score, its explanation written lazily."""
     tp = 0.0
     for c in claimed:
         tp += c[1]  # type: ignore[index]
@@ -175,64 +397,27 @@ def _perfect(golds: list[_GCall], claimed: list[tuple[int, float] | None]) -> Sc
                 f"weighted TP {tp:g}, FP 0, FN 0, F1 {f1:.4f}"
             ),
             "matched": [
-                {"gold": gc.index, "pred": c[0], "tool": gc.tool, "exact": True}  # type: ignore[index]
-                for gc, c in zip(golds, claimed)
+                {"gold": gi, "pred": c[0], "tool": tool, "exact": True}  # type: ignore[index]
+                for gi, (tool, c) in enumerate(zip(tools, claimed))
             ],
             "missing": [],
             "extra": [],
             "wrong_args": [],
         }
 
-    eager = {
-        "tp": tp,
-        "fp": 0.0,
-        "fn": 0.0,
-        "passed": True,
-        "valid": True,
-        "higher_is_better": True,
-    }
-    return make_score(f1, LazyDetail(eager, fill))
-
-
-def _finish(
-    tp: float,
-    fp: float,
-    fn: float,
-    matched: list[dict[str, Any]],
-    n_exact: int,
-    missing: list[_GCall],
-    extra: list[_PCall],
-    wrong: list[WrongRow],
-) -> Score:
-    miss = []
-    for gc in missing:
-        fn += gc.mass
-        miss.append((gc.index, gc.tool, gc.args, gc.mass))
-    ext = []
-    for pc in extra:
-        fp += pc.mass
-        ext.append((pc.index, pc.tool, pc.args, pc.mass))
-    if type(tp) is float and 0.0 <= tp < _INF and 0.0 <= fp < _INF and 0.0 <= fn < _INF:
-        denom = 2.0 * tp + fp + fn
-        f1 = 1.0 if denom == 0 else 2.0 * tp / denom  # f1_score's formula, inputs known valid
-    else:
-        f1 = f1_score(tp, fp, fn)
-    valid = not miss and not ext and n_exact == len(matched)
     return make_score(
         f1,
-        {
-            "tp": tp,
-            "fp": fp,
-            "fn": fn,
-            "passed": valid,
-            "valid": valid,
-            "higher_is_better": True,
-            "reason": reason_text(valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, f1),
-            "matched": matched,
-            "missing": [_missing_row(*c) for c in miss],
-            "extra": [_extra_row(*c) for c in ext],
-            "wrong_args": [_wrong_row(*w) for w in wrong],
-        },
+        lazy_detail(
+            {
+                "tp": tp,
+                "fp": 0.0,
+                "fn": 0.0,
+                "passed": True,
+                "valid": True,
+                "higher_is_better": True,
+            },
+            fill,
+        ),
     )
 
 

@@ -27,9 +27,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["LazyDetail"]
+__all__ = ["LazyDetail", "lazy_detail"]
 
 _get = dict.__getitem__
+_dict_new = dict.__new__
+_update = dict.update
 
 
 class LazyDetail(dict[str, Any]):
@@ -113,3 +115,17 @@ class LazyDetail(dict[str, Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (dict, (self.copy(),))
+
+
+def lazy_detail(eager: dict[str, Any], fill: Callable[[], dict[str, Any]]) -> LazyDetail:
+    """``LazyDetail(eager, fill)`` without the Python-level ``__init__`` (the scoring hot path).
+
+    Example:
+        >>> d = lazy_detail({"tp": 1.0}, lambda: {"reason": "ok"})
+        >>> d == LazyDetail({"tp": 1.0}, lambda: {"reason": "ok"}), list(d)
+        (True, ['tp', 'reason'])
+    """
+    d = _dict_new(LazyDetail)
+    _update(d, eager)
+    d._fill = fill
+    return d
