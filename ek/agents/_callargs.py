@@ -112,7 +112,21 @@ class _Ctx:
                     items.append((k, self.freeze(x, p)))
                 items.sort(key=lambda kv: kv[0])
                 return (_DICT, tuple(items))
-            return (_LIST, tuple(self.freeze(x, p) for x in v))
+            memo = self.memo
+            plain_numbers = not self.leaf_canon
+            out = []
+            for x in v:  # str and int elements inline (the common flat list), the rest recursively
+                tx = type(x)
+                if tx is str:
+                    r = memo.get(x)
+                    if r is None:
+                        r = self.cs(x)
+                elif tx is int and plain_numbers:
+                    r = x
+                else:
+                    r = self.freeze(x, p)
+                out.append(r)
+            return (_LIST, tuple(out))
         if isinstance(v, bool):
             return (_BOOL, bool(v))
         if isinstance(v, (int, float)):
@@ -195,6 +209,7 @@ class _ListPat:
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_all_scalars = frozenset(_SCALARS).issuperset
 
 
 _PATTERNS = frozenset({_AnyPat, _DictPat, _ListPat})
@@ -206,7 +221,7 @@ def _compile(x: Any, ctx: _Ctx, path: tuple[int, ...] = ()) -> Any:
     t = type(x)
     if t in _SCALARS:
         return ctx.freeze(x)
-    if (t is list or t is tuple) and all(type(v) in _SCALARS for v in x):
+    if (t is list or t is tuple) and _all_scalars(map(type, x)):
         return ctx.freeze(x, path)  # a flat literal list: nothing to compile
     if isinstance(x, AnyOf):
         alts = [_compile(a, ctx, path) for a in x.values]

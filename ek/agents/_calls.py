@@ -121,7 +121,7 @@ class _PCall:
     args: Mapping[str, Any]
     info: _Tool
     fargs: dict[str, Any]
-    key: tuple[str, frozenset[tuple[str, Any]]]
+    key: tuple[str, frozenset[tuple[str, Any]]] | None
     mass: float
 
 
@@ -183,7 +183,7 @@ def _pcall(
     args: Mapping[str, Any],
     info: _Tool,
     fa: dict[str, Any],
-    key: tuple[str, frozenset[tuple[str, Any]]],
+    key: tuple[str, frozenset[tuple[str, Any]]] | None,
     mass: float,
 ) -> _PCall:
     pc = _new(_PCall)

@@ -43,7 +43,7 @@ from ek.agents._calls import (
 )
 from ek.agents._compare import _compare
 from ek.agents._gold import GoldCall
-from ek.agents._lazydetail import lazy_detail
+from ek.agents._lazydetail import LazyDetail, lazy_detail
 from ek.agents._matching import _assign, _assign_rest
 from ek.agents.base import Step
 from ek.base import Score
@@ -226,7 +226,7 @@ def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
     left_p = []
     for i, t, a, info in left:
         fa, mass = _pred_args(i, t, a, info, ctx)
-        left_p.append(_pcall(i, t, a, info, fa, (t, frozenset(fa.items())), mass))
+        left_p.append(_pcall(i, t, a, info, fa, None, mass))  # (no key: claiming is done)
     return _rows(g_tools, claimed, rest_g, left_p, ctx)
 
 
@@ -405,20 +405,24 @@ def _perfect(tools: list[str], claimed: list[tuple[int, float] | None]) -> Score
             "wrong_args": [],
         }
 
-    return make_score(
-        f1,
-        lazy_detail(
-            {
-                "tp": tp,
-                "fp": 0.0,
-                "fn": 0.0,
-                "passed": True,
-                "valid": True,
-                "higher_is_better": True,
-            },
-            fill,
-        ),
-    )
+    d = _dict_new(LazyDetail)
+    _update(d, _PERFECT)
+    d["tp"] = tp
+    d._fill = fill
+    return make_score(f1, d)
+
+
+#: The eager keys of a perfect episode's detail, in order (``tp`` is set per episode).
+_PERFECT = {
+    "tp": 0.0,
+    "fp": 0.0,
+    "fn": 0.0,
+    "passed": True,
+    "valid": True,
+    "higher_is_better": True,
+}
+_dict_new = dict.__new__
+_update = dict.update
 
 
 def score_assignment(

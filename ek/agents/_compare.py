@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ek.agents._bfcltypes import _typed_check
-from ek.agents._callargs import _Ctx, _match
+from ek.agents._callargs import _PATTERNS, _Ctx, _match
 from ek.agents._callresults import ArgVerdict
 
 if TYPE_CHECKING:
@@ -39,16 +39,20 @@ class _Pair(NamedTuple):
     cost: float
 
 
+_V = tuple.__new__  # a NamedTuple without its Python-level __new__
+
+
 def _compare(p: _PCall, g: _GCall, ctx: _Ctx) -> _Pair:
     """Compare one predicted call with one gold call of the same tool, argument by argument."""
     tool = g.tool
-    info = ctx.tool(tool)
+    info = ctx._tools.get(tool) or ctx.tool(tool)
     imps = info.imps
     dimp = info.dimp
     fields = info.fields
     types_of = info.types
     tp = info.weight
     fp = fn = cost = 0.0
+    n_match = 0  # an importance of 0 leaves fp and fn at 0: count the verdicts as well
     out: list[ArgVerdict] = []
     pargs = p.args
     gargs = g.args
@@ -60,28 +64,33 @@ def _compare(p: _PCall, g: _GCall, ctx: _Ctx) -> _Pair:
             if fields is not None and fs is None:
                 fp += i
                 cost += i
-                out.append(ArgVerdict(k, "extra", i, pv, gargs[k], f"not a parameter of {tool}"))
+                out.append(
+                    _V(ArgVerdict, (k, "extra", i, pv, gargs[k], f"not a parameter of {tool}"))
+                )
                 continue
             types = None if fs is None else types_of[k]
             if types is not None:
                 why = _typed_check(pv, gargs[k], types, ctx)
             else:
-                why = None if _match(p.fargs[k], pat) else "value not acceptable"
+                fv = p.fargs[k]
+                ok = fv == pat if type(pat) not in _PATTERNS else _match(fv, pat)
+                why = None if ok else "value not acceptable"
             if why is None:
                 tp += i
-                out.append(ArgVerdict(k, "match", i, pv, gargs[k], ""))
+                n_match += 1
+                out.append(_V(ArgVerdict, (k, "match", i, pv, gargs[k], "")))
             else:
                 fp += i
                 fn += i
                 cost += i
-                out.append(ArgVerdict(k, "wrong", i, pv, gargs[k], why))
+                out.append(_V(ArgVerdict, (k, "wrong", i, pv, gargs[k], why)))
         elif k in g.optional and not (fs is not None and fs.required):
             continue
         else:
             fn += i
             cost += i
             why = "required by the tool's schema" if k in g.optional else "expected, not given"
-            out.append(ArgVerdict(k, "missing", i, None, gargs[k], why))
+            out.append(_V(ArgVerdict, (k, "missing", i, None, gargs[k], why)))
     for k, pv in pargs.items():
         if k not in gargs:
             i = imps.get(k, dimp)
@@ -92,16 +101,18 @@ def _compare(p: _PCall, g: _GCall, ctx: _Ctx) -> _Pair:
                 if fields is not None and k not in fields
                 else "not expected"
             )
-            out.append(ArgVerdict(k, "extra", i, pv, None, why))
+            out.append(_V(ArgVerdict, (k, "extra", i, pv, None, why)))
     if fields is not None:
         for k, fs in fields.items():
             if fs.required and k not in pargs and k not in gargs:
                 i = imps.get(k, dimp)
                 fn += i
                 cost += i
-                out.append(ArgVerdict(k, "missing", i, None, None, "required by the tool's schema"))
-    exact = fp == 0.0 and fn == 0.0 and all(a.verdict == "match" for a in out)
-    return _Pair(tuple(out), exact, tp, fp, fn, cost)
+                out.append(
+                    _V(ArgVerdict, (k, "missing", i, None, None, "required by the tool's schema"))
+                )
+    exact = fp == 0.0 and fn == 0.0 and n_match == len(out)
+    return _V(_Pair, (tuple(out), exact, tp, fp, fn, cost))
 
 
 def _exact_pair(p: _PCall, g: _GCall, ctx: _Ctx) -> _Pair:
