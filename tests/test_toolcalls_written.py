@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 
 from ek.agents._calls import _prepare_gold
 from ek.agents._callscore import _claim_written, score_calls
-from ek.agents.base import Step
+from ek.agents.base import Step, ToolSpec
 from ek.agents.toolcalls import AnyOf, GoldCall, ToolCallMetric
+from ek.grammar import FieldSpec, GraphGrammar, NodeType
 
 scalars = st.one_of(
     st.sampled_from([0, 1, 2, 1.0, 2.5, True, False, None, math.nan]),
@@ -38,10 +39,13 @@ gold_calls = st.one_of(
 )
 
 
-def _both(pred: list[Any], gold: list[Any], canonicalizer: str = "default") -> None:
-    m = ToolCallMetric(canonicalizer=canonicalizer)
+def _both(
+    pred: list[Any], gold: list[Any], canonicalizer: str = "default", grammar: Any = None
+) -> None:
+    m = ToolCallMetric(grammar=grammar, canonicalizer=canonicalizer)
+    ref = ToolCallMetric(grammar=grammar, canonicalizer=canonicalizer)  # its own look-up caches
     try:
-        full = score_calls(pred, _prepare_gold(gold, m._ctx), m._ctx)
+        full = score_calls(pred, _prepare_gold(gold, ref._ctx), ref._ctx)
     except (TypeError, ValueError) as e:  # bad input: the same error, word for word
         with pytest.raises(type(e)) as got:
             m(pred, gold)
@@ -120,3 +124,37 @@ def test_bad_values_raise_as_before() -> None:
         m([Step("f", {"x": {1, 2}})], [Step("g", {"x": 1})])
     with pytest.raises(TypeError, match="gold call 1"):
         m([Step("f", {"x": 1})], [Step("f", {"x": 1}), Step("g", {"x": object()})])
+
+
+# Costs that do not add up exactly in floating point, and one tool with a schema.
+ODD_COSTS = GraphGrammar(
+    [
+        ToolSpec("f", destructive=True).to_node_type(),
+        ToolSpec("g", weight=0.7).to_node_type(),
+        NodeType("h", (FieldSpec("x", importance=4.0),), weight=2.0),  # a schema: full path
+    ],
+    default_weight=1.3,
+    default_importance=0.1,
+)
+countable = st.one_of(
+    st.sampled_from([0, 1, 2, 1.0, True, False, None, math.nan]),
+    st.sampled_from(["Paris", " paris ", "rome", "1"]),
+    st.lists(st.sampled_from([1, 1.0, "a", " A", None]), max_size=2),
+)
+one_call_maps = st.dictionaries(st.sampled_from(["x", "y", "z"]), countable, max_size=3)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["f", "g", "h"]), one_call_maps, max_size=3),
+    st.dictionaries(st.sampled_from(["f", "g", "h"]), one_call_maps, max_size=3),
+    st.lists(st.sampled_from(["f", "g", "h"]), max_size=2),
+    st.booleans(),
+)
+def test_one_call_per_tool_left_over(
+    pred: dict[str, Any], gold: dict[str, Any], copies: list[str], odd: bool
+) -> None:
+    # At most one call per tool on each side besides exact copies: what _count_left counts.
+    p = [Step(t, a) for t, a in pred.items()] + [Step(t, gold[t]) for t in copies if t in gold]
+    g = [Step(t, a) for t, a in gold.items()] + [Step(t, gold[t]) for t in copies if t in gold]
+    _both(p, g, grammar=ODD_COSTS if odd else None)

@@ -51,7 +51,7 @@ from ek.fields import f1_score
 
 if TYPE_CHECKING:
     from ek.agents._callargs import _Ctx, _Tool
-    from ek.agents._callreport import WrongRow
+    from ek.agents._callreport import CallRow, WrongRow
     from ek.agents._compare import _Pair
 
 __all__ = ["make_score", "score_assignment", "score_calls", "score_raw"]
@@ -217,6 +217,9 @@ def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
         return None
     if not left and None not in claimed:
         return _perfect(g_tools, claimed)
+    counted = _count_left(pl, gl, g_tools, g_args, claimed, left, ctx)
+    if counted is not None:
+        return counted
     rest_g = []
     for j, c in enumerate(claimed):
         if c is None:
@@ -228,6 +231,158 @@ def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
         fa, mass = _pred_args(i, t, a, info, ctx)
         left_p.append(_pcall(i, t, a, info, fa, None, mass))  # (no key: claiming is done)
     return _rows(g_tools, claimed, rest_g, left_p, ctx)
+
+
+#: Value types the counting path compares itself (bool with its own rule; lists must be flat).
+_COUNTABLE = frozenset({str, int, float, type(None), bool})
+_all_countable = _COUNTABLE.issuperset
+
+
+def _countable(args: Mapping[str, Any]) -> bool:
+    if _all_countable(map(type, args.values())):
+        return True
+    for v in args.values():
+        if type(v) not in _COUNTABLE and not (type(v) is list and _all_plain(map(type, v))):
+            return False
+    return True
+
+
+def _equal(v: Any, w: Any, ctx: _Ctx) -> bool:
+    """Canonical equality of two countable values (what ``_match`` says of their frozen forms)."""
+    tv = type(v)
+    tw = type(w)
+    if tv is bool or tw is bool:
+        return tv is tw and v == w
+    if tv is list or tw is list:
+        if tv is not tw or len(v) != len(w):
+            return False
+        return all(x == y or _same_leaf(x, y, ctx) for x, y in zip(v, w))
+    return bool(v == w) or _same_leaf(v, w, ctx)
+
+
+class _CountedPair:
+    """A pair's weighted counts, its per-argument verdicts computed by :func:`_compare` on first
+    use (only an explanation reads them)."""
+
+    __slots__ = ("_call", "_v", "exact", "fn", "fp", "tp")
+
+    def __init__(self, tp: float, fp: float, fn: float, exact: bool, call: tuple[Any, ...]) -> None:
+        self.tp = tp
+        self.fp = fp
+        self.fn = fn
+        self.exact = exact
+        self._call = call
+        self._v: tuple[Any, ...] | None = None
+
+    @property
+    def verdicts(self) -> tuple[Any, ...]:
+        if self._v is None:
+            i, t, a, j, ga, info, ctx = self._call
+            fa, mass = _pred_args(i, t, a, info, ctx)
+            pc = _pcall(i, t, a, info, fa, None, mass)
+            self._v = _compare(pc, _gold_call(j, t, ga, info, ctx), ctx).verdicts
+        return self._v
+
+
+def _count_left(
+    pl: list[Any],
+    gl: list[Any],
+    g_tools: list[str],
+    g_args: list[Mapping[str, Any]],
+    claimed: list[tuple[int, float] | None],
+    left: list[tuple[int, str, Mapping[str, Any], _Tool]],
+    ctx: _Ctx,
+) -> Score | None:
+    """Score what exact claiming left without preparing it, when that is simple: at most one
+    gold and one predicted call left per tool, every one a Step/GoldCall of countable values
+    (str/int/float/None/bool, flat lists) on a tool without a schema. A pair is then counted
+    argument by argument as :func:`_compare` counts it and kept by ``_assign_group``'s 1x1 rule;
+    ``None`` otherwise."""
+    tools = ctx._tools
+    by_tool: dict[str, list[Any]] = {}
+    for j, c in enumerate(claimed):
+        if c is None:
+            t = g_tools[j]
+            ga = g_args[j]
+            info = tools.get(t) or ctx.tool(t)
+            if (
+                t in by_tool
+                or info.fields is not None
+                or (type(gl[j]) is not Step and type(gl[j]) is not GoldCall)
+                or not _countable(ga)
+            ):
+                return None
+            by_tool[t] = [j, None]
+    for p in left:
+        i, t, a, _ = p
+        if type(pl[i]) is not Step or not _countable(a):
+            return None
+        b = by_tool.get(t)
+        if b is None:
+            by_tool[t] = [None, p]
+        elif b[1] is None:
+            b[1] = p
+        else:
+            return None
+    missing: list[CallRow] = []
+    extra: list[CallRow] = []
+    pairs: dict[int, tuple[int, _CountedPair]] = {}
+    for t, (j, p) in by_tool.items():
+        if p is None:
+            info = tools.get(t) or ctx.tool(t)
+            ga = g_args[j]
+            n = len(ga)
+            missing.append((j, t, ga, info.nmass[n] if n < len(info.nmass) else _mass(info, n)))
+            continue
+        i, _, a, info = p
+        n = len(a)
+        pmass = info.nmass[n] if n < len(info.nmass) else _mass(info, n)
+        if j is None:
+            extra.append((i, t, a, pmass))
+            continue
+        ga = g_args[j]
+        dimp = info.dimp
+        tp = info.weight
+        fp = fn = 0.0
+        n_match = 0
+        n_out = len(ga)
+        for k, gv in ga.items():
+            if k in a:
+                if _equal(a[k], gv, ctx):
+                    tp += dimp
+                    n_match += 1
+                else:
+                    fp += dimp
+                    fn += dimp
+            else:
+                fn += dimp
+        for k in a:
+            if k not in ga:
+                fp += dimp
+                n_out += 1
+        exact = fp == 0.0 and fn == 0.0 and n_match == n_out
+        n = len(ga)
+        gmass = info.nmass[n] if n < len(info.nmass) else _mass(info, n)
+        if exact or fp + fn <= gmass + pmass:
+            pairs[j] = (i, _CountedPair(tp, fp, fn, exact, (i, t, a, j, ga, info, ctx)))
+        else:
+            missing.append((j, t, ga, gmass))
+            extra.append((i, t, a, pmass))
+    rows: list[_Row] = []
+    for gi, c in enumerate(claimed):
+        if c is not None:
+            rows.append((gi, g_tools[gi], c[0], c[1]))
+        else:
+            pr = pairs.get(gi)
+            if pr is not None:
+                rows.append((gi, g_tools[gi], pr[0], pr[1]))  # type: ignore[arg-type]
+    missing.sort(key=_first)
+    extra.sort(key=_first)
+    return _tally(rows, missing, extra)
+
+
+def _first(row: CallRow) -> int:
+    return row[0]
 
 
 def _mass(info: _Tool, n: int) -> float:
@@ -306,7 +461,11 @@ def _rows(
             g = group.get(gi)
             if g is not None:
                 rows.append((gi, tools[gi], g[0].index, g[1]))
-    return _tally(rows, missing, extra)
+    return _tally(rows, _call_rows(missing), _call_rows(extra))
+
+
+def _call_rows(calls: list[_GCall] | list[_PCall]) -> list[CallRow]:
+    return [(c.index, c.tool, c.args, c.mass) for c in calls]
 
 
 #: One assigned pair, in gold order: (gold index, tool, predicted index, the predicted call's
@@ -314,11 +473,14 @@ def _rows(
 _Row = tuple[int, str, int, "float | _Pair"]
 
 
-def _tally(rows: list[_Row], missing: list[_GCall], extra: list[_PCall]) -> Score:
-    """Sum the weighted TP/FP/FN of an assignment and explain it (both scoring paths)."""
+def _tally(rows: list[_Row], missing: list[CallRow], extra: list[CallRow]) -> Score:
+    """Sum the weighted TP/FP/FN of an assignment and explain it (every scoring path).
+
+    ``missing`` and ``extra`` are ``(index, tool, args, mass)`` rows in index order.
+    """
     tp = fp = fn = 0.0
     matched: list[tuple[int, int, str, bool]] = []
-    wrong: list[WrongRow] = []
+    inexact: list[tuple[str, int, int, Any]] = []  # pairs with argument errors, in gold order
     n_exact = 0
     for gi, tool, pi, pr in rows:
         if type(pr) is float:  # claimed by key: TP = the predicted call's mass
@@ -329,21 +491,20 @@ def _tally(rows: list[_Row], missing: list[_GCall], extra: list[_PCall]) -> Scor
         tp += pr.tp  # type: ignore[union-attr]
         fp += pr.fp  # type: ignore[union-attr]
         fn += pr.fn  # type: ignore[union-attr]
-        exact = pr.exact  # type: ignore[union-attr]
-        if exact:
+        if pr.exact:  # type: ignore[union-attr]
             n_exact += 1
-        matched.append((gi, pi, tool, exact))
-        for a in pr.verdicts:  # type: ignore[union-attr]
-            if a.verdict != "match":
-                wrong.append((tool, gi, pi, a))
+            matched.append((gi, pi, tool, True))
+        else:
+            matched.append((gi, pi, tool, False))
+            inexact.append((tool, gi, pi, pr))
     miss = []
-    for gc in missing:
-        fn += gc.mass
-        miss.append((gc.index, gc.tool, dict(gc.args), gc.mass))
+    for gi, tool, args, mass in missing:
+        fn += mass
+        miss.append((gi, tool, dict(args), mass))
     ext = []
-    for pc in extra:
-        fp += pc.mass
-        ext.append((pc.index, pc.tool, dict(pc.args), pc.mass))
+    for pi, tool, args, mass in extra:
+        fp += mass
+        ext.append((pi, tool, dict(args), mass))
     if type(tp) is float and 0.0 <= tp < _INF and 0.0 <= fp < _INF and 0.0 <= fn < _INF:
         denom = 2.0 * tp + fp + fn
         f1 = 1.0 if denom == 0 else 2.0 * tp / denom  # f1_score's formula, inputs known valid
@@ -352,6 +513,12 @@ def _tally(rows: list[_Row], missing: list[_GCall], extra: list[_PCall]) -> Scor
     valid = not miss and not ext and n_exact == len(matched)
 
     def fill() -> dict[str, Any]:
+        wrong: list[WrongRow] = [
+            (tool, gi, pi, a)
+            for tool, gi, pi, pr in inexact
+            for a in pr.verdicts
+            if a.verdict != "match"
+        ]
         return {
             "reason": reason_text(valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, f1),
             "matched": [
@@ -437,4 +604,4 @@ def score_assignment(
     rows: list[_Row] = [
         (gi, gc.tool, pc.index, pc.mass if pr is None else pr) for gi, gc, pc, pr in pairs
     ]
-    return _tally(rows, missing, extra)
+    return _tally(rows, _call_rows(missing), _call_rows(extra))
