@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ek.agents._callreport import _extra_row, _missing_row, _wrong_row, reason_text
 from ek.agents._calls import (
@@ -260,28 +260,22 @@ def _equal(v: Any, w: Any, ctx: _Ctx) -> bool:
     return bool(v == w) or _same_leaf(v, w, ctx)
 
 
-class _CountedPair:
-    """A pair's weighted counts, its per-argument verdicts computed by :func:`_compare` on first
-    use (only an explanation reads them)."""
+class _CountedPair(NamedTuple):
+    """A pair's weighted counts; its per-argument verdicts are computed by :func:`_compare` when
+    read (only an explanation reads them, once)."""
 
-    __slots__ = ("_call", "_v", "exact", "fn", "fp", "tp")
-
-    def __init__(self, tp: float, fp: float, fn: float, exact: bool, call: tuple[Any, ...]) -> None:
-        self.tp = tp
-        self.fp = fp
-        self.fn = fn
-        self.exact = exact
-        self._call = call
-        self._v: tuple[Any, ...] | None = None
+    tp: float
+    fp: float
+    fn: float
+    exact: bool
+    call: tuple[Any, ...]
 
     @property
     def verdicts(self) -> tuple[Any, ...]:
-        if self._v is None:
-            i, t, a, j, ga, info, ctx = self._call
-            fa, mass = _pred_args(i, t, a, info, ctx)
-            pc = _pcall(i, t, a, info, fa, None, mass)
-            self._v = _compare(pc, _gold_call(j, t, ga, info, ctx), ctx).verdicts
-        return self._v
+        i, t, a, j, ga, info, ctx = self.call
+        fa, mass = _pred_args(i, t, a, info, ctx)
+        pc = _pcall(i, t, a, info, fa, None, mass)
+        return _compare(pc, _gold_call(j, t, ga, info, ctx), ctx).verdicts
 
 
 def _count_left(
@@ -309,13 +303,13 @@ def _count_left(
                 t in by_tool
                 or info.fields is not None
                 or (type(gl[j]) is not Step and type(gl[j]) is not GoldCall)
-                or not _countable(ga)
+                or not (_all_countable(map(type, ga.values())) or _countable(ga))
             ):
                 return None
             by_tool[t] = [j, None]
     for p in left:
         i, t, a, _ = p
-        if type(pl[i]) is not Step or not _countable(a):
+        if type(pl[i]) is not Step or not (_all_countable(map(type, a.values())) or _countable(a)):
             return None
         b = by_tool.get(t)
         if b is None:
@@ -348,7 +342,10 @@ def _count_left(
         n_out = len(ga)
         for k, gv in ga.items():
             if k in a:
-                if _equal(a[k], gv, ctx):
+                pv = a[k]
+                if (pv == gv and type(pv) is not bool and type(gv) is not bool) or _equal(
+                    pv, gv, ctx
+                ):
                     tp += dimp
                     n_match += 1
                 else:
@@ -364,7 +361,7 @@ def _count_left(
         n = len(ga)
         gmass = info.nmass[n] if n < len(info.nmass) else _mass(info, n)
         if exact or fp + fn <= gmass + pmass:
-            pairs[j] = (i, _CountedPair(tp, fp, fn, exact, (i, t, a, j, ga, info, ctx)))
+            pairs[j] = (i, _V(_CountedPair, (tp, fp, fn, exact, (i, t, a, j, ga, info, ctx))))
         else:
             missing.append((j, t, ga, gmass))
             extra.append((i, t, a, pmass))
@@ -376,8 +373,10 @@ def _count_left(
             pr = pairs.get(gi)
             if pr is not None:
                 rows.append((gi, g_tools[gi], pr[0], pr[1]))  # type: ignore[arg-type]
-    missing.sort(key=_first)
-    extra.sort(key=_first)
+    if len(missing) > 1:
+        missing.sort(key=_first)
+    if len(extra) > 1:
+        extra.sort(key=_first)
     return _tally(rows, missing, extra)
 
 
@@ -590,6 +589,7 @@ _PERFECT = {
 }
 _dict_new = dict.__new__
 _update = dict.update
+_V = tuple.__new__  # a NamedTuple without its Python-level __new__
 
 
 def score_assignment(
