@@ -2,11 +2,28 @@
 
 :func:`ek.agents.toolcalls.tool_call_score` turns a finished
 :class:`~ek.agents.toolcalls.MatchResult` into a Score; :class:`~ek.agents.toolcalls.ToolCallMetric`
-skips the intermediate objects instead: a pair claimed as exact by its canonical key needs no
-per-argument verdicts (its TP is the predicted call's mass, every argument a match), so only the
-pairs with argument errors carry verdicts into the detail. The detail is the same, key for key and
-value for value (the same sums in the same order, the same words from
-:mod:`ek.agents._callreport`), and a characterisation test pins that.
+skips the intermediate objects instead, and does as little as the episode needs:
+
+1. :func:`score_raw` / :func:`_claim_written`: exact pairs are claimed on the calls as written.
+   For plain calls (values str/int/float/None or flat lists of them) ``==`` is canonical
+   equality except for strings (compared through the canonicaliser's memo) and NaN, so a
+   predicted call can claim the gold call canonical-key claiming would pick without either being
+   prepared. Whenever that could differ (a non-plain call with the same argument names, a tool
+   with a schema, a malformed call, an odd value) it gives up and everything is prepared.
+2. :func:`_count_left`: when at most one gold and one predicted call per tool are left, all
+   countable and schema-less, they are counted argument by argument from the raw values, the
+   way :func:`~ek.agents._compare._compare` counts them; their verdicts are computed (by
+   ``_compare``) only when the explanation is read.
+3. Otherwise the leftovers are prepared and assigned (:func:`_rows`), as :func:`score_calls` does
+   for a prepared (cached) gold.
+
+Every Score's ``reason`` and rows are written on first read (:func:`~ek.agents._lazydetail.lazy_detail`);
+``tp``/``fp``/``fn``/``passed``/``valid`` are there at once. The arguments of missing and extra
+calls are copied at scoring time; argument values are held by reference (as the rows always
+held them), so a value mutated in place between scoring and the first read of the explanation
+shows up in it. The detail is the same, key for key and value for value, as preparing everything
+(the same sums in the same order, the same words from :mod:`ek.agents._callreport`): a
+characterisation test pins it and a differential test checks the fast paths against the full one.
 
 Example:
     >>> from ek.canon import resolve_canonicalizer

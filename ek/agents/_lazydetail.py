@@ -7,8 +7,9 @@ for the rest (once) on the first access to anything else: a missing key, iterati
 Wrapped in a ``MappingProxyType`` it is indistinguishable from a complete read-only dict: the
 same keys in the same order with the same values.
 
-``fill`` must be a pure function of data nobody can change afterwards (indices, tool names,
-copies of arguments), so when it runs does not matter. Thread-safe under the GIL: the filled keys
+``fill`` must be a pure function of the scored data (indices, tool names, counts, copies of
+argument mappings, argument values held by reference as eager rows hold them), so when it runs
+does not matter unless a caller mutates a value in place before the first read. Thread-safe under the GIL: the filled keys
 are computed first and inserted by one ``dict.update``; a reader racing the first fill at worst
 computes them twice.
 

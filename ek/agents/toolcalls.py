@@ -170,6 +170,11 @@ class ToolCallMetric:
         canonicalizer: ``"default"`` (NFC, casefold, whitespace folded), ``"bfcl"`` (BFCL's
             ``standardize_string``), ``"raw"`` or a callable on leaf values.
 
+    The detail's ``reason`` and rows (``matched``, ``missing``, ``extra``, ``wrong_args``) are
+    written the first time they are read; the counts and verdicts are computed at once. Argument
+    values are held by reference: mutate one in place after scoring and the explanation read
+    later shows the new value (the counts do not change).
+
     Example:
         >>> from ek.agents.base import Step, ToolSpec, TaskSpec
         >>> refund = ToolSpec("refund", parameters={"type": "object",
