@@ -40,8 +40,9 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
+from functools import partial as _partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -528,24 +529,6 @@ def _tally(rows: list[_Row], missing: list[CallRow], extra: list[CallRow]) -> Sc
         f1 = f1_score(tp, fp, fn)
     valid = not miss and not ext and n_exact == len(matched)
 
-    def fill() -> dict[str, Any]:
-        wrong: list[WrongRow] = [
-            (tool, gi, pi, a)
-            for tool, gi, pi, pr in inexact
-            for a in pr.verdicts
-            if a.verdict != "match"
-        ]
-        return {
-            "reason": reason_text(valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, f1),
-            "matched": [
-                {"gold": gi, "pred": pi, "tool": tool, "exact": exact}
-                for gi, pi, tool, exact in matched
-            ],
-            "missing": [_missing_row(*c) for c in miss],
-            "extra": [_extra_row(*c) for c in ext],
-            "wrong_args": [_wrong_row(*w) for w in wrong],
-        }
-
     return make_score(
         f1,
         lazy_detail(
@@ -557,9 +540,40 @@ def _tally(rows: list[_Row], missing: list[CallRow], extra: list[CallRow]) -> Sc
                 "valid": valid,
                 "higher_is_better": True,
             },
-            fill,
+            _partial(_explain, valid, matched, n_exact, miss, ext, inexact, tp, fp, fn, f1),
         ),
     )
+
+
+def _explain(
+    valid: bool,
+    matched: list[tuple[int, int, str, bool]],
+    n_exact: int,
+    miss: Sequence[CallRow],
+    ext: Sequence[CallRow],
+    inexact: list[tuple[str, int, int, Any]],
+    tp: float,
+    fp: float,
+    fn: float,
+    f1: float,
+) -> dict[str, Any]:
+    """The written part of :func:`_tally`'s detail: reason and rows."""
+    wrong: list[WrongRow] = [
+        (tool, gi, pi, a)
+        for tool, gi, pi, pr in inexact
+        for a in pr.verdicts
+        if a.verdict != "match"
+    ]
+    return {
+        "reason": reason_text(valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, f1),
+        "matched": [
+            {"gold": gi, "pred": pi, "tool": tool, "exact": exact}
+            for gi, pi, tool, exact in matched
+        ],
+        "missing": [_missing_row(*c) for c in miss],
+        "extra": [_extra_row(*c) for c in ext],
+        "wrong_args": [_wrong_row(*w) for w in wrong],
+    }
 
 
 def _perfect(tools: list[str], claimed: list[tuple[int, float] | None]) -> Score:
@@ -572,27 +586,31 @@ def _perfect(tools: list[str], claimed: list[tuple[int, float] | None]) -> Score
     else:
         f1 = f1_score(tp, 0.0, 0.0)
 
-    def fill() -> dict[str, Any]:
-        n = len(claimed)
-        return {
-            "reason": (
-                f"valid: {n} of {n} gold call(s) matched exactly; "
-                f"weighted TP {tp:g}, FP 0, FN 0, F1 {f1:.4f}"
-            ),
-            "matched": [
-                {"gold": gi, "pred": c[0], "tool": tool, "exact": True}  # type: ignore[index]
-                for gi, (tool, c) in enumerate(zip(tools, claimed))
-            ],
-            "missing": [],
-            "extra": [],
-            "wrong_args": [],
-        }
-
     d = _dict_new(LazyDetail)
     _update(d, _PERFECT)
     d["tp"] = tp
-    d._fill = fill
+    d._fill = _partial(_explain_perfect, tools, claimed, tp, f1)
     return make_score(f1, d)
+
+
+def _explain_perfect(
+    tools: list[str], claimed: list[tuple[int, float] | None], tp: float, f1: float
+) -> dict[str, Any]:
+    """The written part of :func:`_perfect`'s detail: reason and rows."""
+    n = len(claimed)
+    return {
+        "reason": (
+            f"valid: {n} of {n} gold call(s) matched exactly; "
+            f"weighted TP {tp:g}, FP 0, FN 0, F1 {f1:.4f}"
+        ),
+        "matched": [
+            {"gold": gi, "pred": c[0], "tool": tool, "exact": True}  # type: ignore[index]
+            for gi, (tool, c) in enumerate(zip(tools, claimed))
+        ],
+        "missing": [],
+        "extra": [],
+        "wrong_args": [],
+    }
 
 
 #: The eager keys of a perfect episode's detail, in order (``tp`` is set per episode).
