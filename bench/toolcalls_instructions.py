@@ -1,15 +1,16 @@
 """Tool-call scoring cost in machine instructions (callgrind): ek vs Ragas, deterministic.
 
 CPU time on a shared machine swings by up to 2x between runs; instruction counts do not. This
-script runs itself under ``valgrind --tool=callgrind`` once per (tool, case kind), with the
-garbage collector off and ``PYTHONHASHSEED=0``, and counts only what runs inside the scoring loop:
-the loop is driven by ``itertools.starmap`` and callgrind collects only inside ``starmap_next``
-(``--collect-atstart=no --toggle-collect=starmap_next``), so imports, case generation and input
-building are not counted. Same cases as ``bench/toolcalls.py``.
+script runs itself under ``valgrind --tool=callgrind`` once per tool, with the garbage collector
+off and ``PYTHONHASHSEED=0``, and counts only what runs inside the scoring loops: each case kind
+is scored by one ``list(itertools.starmap(...))``, callgrind collects only inside
+``starmap_next`` (``--collect-atstart=no --toggle-collect=starmap_next``) and writes one profile
+part when each loop's ``starmap`` object is freed (``--dump-after=starmap_dealloc``). Imports,
+case generation and input building are not counted. Same cases as ``bench/toolcalls.py``.
 
 Run: ``.venv/bin/python bench/toolcalls_instructions.py [n_episodes_per_kind]`` (needs
-``valgrind``; about a minute per row). Prints thousands of instructions per episode per kind and
-the ratio to ek.
+``valgrind``; a few minutes). Prints thousands of instructions per episode per case kind and
+the ratio of ek to the fastest Ragas metric.
 """
 
 from __future__ import annotations
@@ -20,28 +21,30 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from typing import Any
 
-KINDS_ALL = "all"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from toolcalls import KINDS, _drive, make_cases  # type: ignore[import-not-found]
 
 
-def _inner(tool: str, kind: str, n: int) -> None:
+def _inner(tool: str, n: int) -> None:
     os.environ["RAGAS_DO_NOT_TRACK"] = "true"
     import gc
     from itertools import starmap
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from toolcalls import _drive, make_cases  # type: ignore[import-not-found]
-
     from ek.agents.toolcalls import ToolCallMetric
 
-    cases = make_cases(n) if kind == KINDS_ALL else [c for c in make_cases(n * 9) if c[0] == kind]
+    everything = make_cases(n * 9)
+    groups = [everything[:n]] + [[c for c in everything if c[0] == k][:n] for k in KINDS]
     m = ToolCallMetric()
     for _, p, g in make_cases(50, seed=5):  # warm the canonicaliser memo and look-ups
         m(p, g)
     if tool == "ek":
-        args = [(p, g) for _, p, g in cases]
 
-        def fn(p: object, g: object) -> float:
+        def build(cases: list[Any]) -> list[tuple[Any, Any]]:
+            return [(p, g) for _, p, g in cases]
+
+        def fn(p: Any, g: Any) -> float:
             return m(p, g).value
 
     else:
@@ -50,31 +53,37 @@ def _inner(tool: str, kind: str, n: int) -> None:
         from ragas.metrics.collections import ToolCallAccuracy, ToolCallF1
 
         met = ToolCallAccuracy() if tool == "acc" else ToolCallF1()
-        args = [
-            (
-                [
-                    HumanMessage(content="q"),
-                    AIMessage(
-                        content="",
-                        tool_calls=[RToolCall(name=s.tool, args=dict(s.args)) for s in p],
-                    ),
-                ],
-                [RToolCall(name=s.tool, args=dict(s.args)) for s in g],
-            )
-            for _, p, g in cases
-        ]
-        for u, r in args[:20]:
+
+        def build(cases: list[Any]) -> list[tuple[Any, Any]]:
+            return [
+                (
+                    [
+                        HumanMessage(content="q"),
+                        AIMessage(
+                            content="",
+                            tool_calls=[RToolCall(name=s.tool, args=dict(s.args)) for s in p],
+                        ),
+                    ],
+                    [RToolCall(name=s.tool, args=dict(s.args)) for s in g],
+                )
+                for _, p, g in cases
+            ]
+
+        for u, r in build(make_cases(50, seed=5)):
             _drive(met.ascore(user_input=u, reference_tool_calls=r))
 
-        def fn(u: object, r: object) -> float:
+        def fn(u: Any, r: Any) -> float:
             return float(_drive(met.ascore(user_input=u, reference_tool_calls=r)).value)
 
+    inputs = [build(cases) for cases in groups]
     gc.disable()
-    out = list(starmap(fn, args))
-    print(f"EPISODES {len(out)}")
+    for args in inputs:
+        out = list(starmap(fn, args))  # one profile part per loop (dumped when starmap is freed)
+        print(f"EPISODES {len(out)}", flush=True)
 
 
-def _measure(tool: str, kind: str, n: int) -> float:
+def _measure(tool: str, n: int) -> list[float]:
+    """Instructions per episode of ``tool`` for the bench mix and each kind, in order."""
     with tempfile.TemporaryDirectory() as d:
         proc = subprocess.run(
             [
@@ -82,12 +91,12 @@ def _measure(tool: str, kind: str, n: int) -> float:
                 "--tool=callgrind",
                 "--collect-atstart=no",
                 "--toggle-collect=starmap_next",
+                "--dump-after=starmap_dealloc",
                 f"--callgrind-out-file={d}/cg.out",
                 sys.executable,
                 os.path.abspath(__file__),
                 "--inner",
                 tool,
-                kind,
                 str(n),
             ],
             env={**os.environ, "PYTHONHASHSEED": "0"},
@@ -95,47 +104,38 @@ def _measure(tool: str, kind: str, n: int) -> float:
             text=True,
             check=True,
         )
-    text = proc.stdout + proc.stderr
-    episodes = re.search(r"EPISODES (\d+)", text)
-    collected = re.search(r"Collected : (\d+)", text)
-    if episodes is None or collected is None:
-        raise RuntimeError(f"could not read callgrind's output:\n{text[-2000:]}")
-    return int(collected.group(1)) / int(episodes.group(1))
+        episodes = [int(x) for x in re.findall(r"EPISODES (\d+)", proc.stdout)]
+        totals = []
+        parts = [f for f in os.listdir(d) if re.fullmatch(r"cg\.out\.\d+", f)]
+        for name in sorted(parts, key=lambda f: int(f.rsplit(".", 1)[-1])):
+            with open(os.path.join(d, name)) as f:
+                found = re.search(r"^(?:summary|totals): (\d+)", f.read(), re.M)
+            if found is not None and int(found.group(1)) > 0:
+                totals.append(int(found.group(1)))
+    if len(totals) != len(episodes) or len(episodes) != len(KINDS) + 1:
+        raise RuntimeError(
+            f"expected {len(KINDS) + 1} scoring loops with instructions, got {len(totals)} "
+            f"profile parts for {len(episodes)} loops:\n{proc.stderr[-2000:]}"
+        )
+    return [t / e for t, e in zip(totals, episodes)]
 
 
-def main(n: int = 150) -> None:
+def main(n: int = 300) -> None:
     if shutil.which("valgrind") is None:
         print("valgrind not found: this benchmark counts instructions with callgrind")
         return
-    kinds = [
-        KINDS_ALL,
-        "identical",
-        "reordered",
-        "duplicate_gold",
-        "wrong_arg",
-        "reordered_wrong_arg",
-        "extra_call",
-        "repeated_call",
-        "missing_call",
-        "extra_arg",
-    ]
+    ek, f1, acc = (_measure(tool, n) for tool in ("ek", "f1", "acc"))
     print(f"{n} episodes per row; thousands of instructions per episode (callgrind)\n")
     print("| cases | ek | Ragas ToolCallF1 | Ragas ToolCallAccuracy | ek / fastest |")
     print("|---|---:|---:|---:|---:|")
-    for kind in kinds:
-        ek = _measure("ek", kind, n)
-        f1 = _measure("f1", kind, n)
-        acc = _measure("acc", kind, n)
-        label = "bench mix" if kind == KINDS_ALL else kind
+    for label, e, f, a in zip(("bench mix", *KINDS), ek, f1, acc):
         print(
-            f"| {label} | {ek / 1e3:.1f}k | {f1 / 1e3:.1f}k | {acc / 1e3:.1f}k | "
-            f"{ek / min(f1, acc):.2f} |",
-            flush=True,
+            f"| {label} | {e / 1e3:.1f}k | {f / 1e3:.1f}k | {a / 1e3:.1f}k | {e / min(f, a):.2f} |"
         )
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--inner":
-        _inner(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        _inner(sys.argv[2], int(sys.argv[3]))
     else:
-        main(int(sys.argv[1]) if len(sys.argv) > 1 else 150)
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 300)

@@ -1,4 +1,4 @@
-"""ToolCallMetric's claiming on calls as written (``_claim_written``) against the full path.
+"""ToolCallMetric's scoring on calls as written (``ek.agents._callwritten``) against the full path.
 
 ``ToolCallMetric()(pred, gold)`` first tries to claim exact pairs without preparing the calls
 (:func:`ek.agents._callscore.score_raw`); it must give exactly the Score of preparing everything
@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ek.agents._calls import _prepare_gold
-from ek.agents._callscore import _claim_written, score_calls
+from ek.agents._callscore import score_calls
+from ek.agents._callwritten import _claim_written
 from ek.agents.base import Step, ToolSpec
 from ek.agents.toolcalls import AnyOf, GoldCall, ToolCallMetric
 from ek.grammar import FieldSpec, GraphGrammar, NodeType

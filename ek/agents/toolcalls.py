@@ -56,7 +56,8 @@ from ek.agents._callresults import ArgVerdict, CallMatch, MatchResult, Unmatched
 from ek.agents._calls import _GCall as _GCall
 from ek.agents._calls import _PCall as _PCall
 from ek.agents._calls import _prepare_gold, _prepare_pred, _resolve_grammar, _split_gold
-from ek.agents._callscore import make_score, score_calls, score_raw
+from ek.agents._callscore import make_score, score_calls
+from ek.agents._callwritten import score_raw
 from ek.agents._compare import _compare as _compare
 from ek.agents._gold import AnyOf, GoldCall
 from ek.agents._gold import _show as _show
