@@ -66,15 +66,19 @@ def score_raw(pred: Any, gold: Any, ctx: _Ctx) -> Score:
 #: Value types whose equality is their canonical equality under the built-in canonicalisers
 #: (bool is not here: ``True == 1``; containers other than a flat list are not: ``[True] == [1]``).
 _PLAIN = frozenset({str, int, float, type(None)})
-_all_plain = _PLAIN.issuperset
 
 
 def _plain(args: Mapping[str, Any]) -> bool:
     """Are the values of ``args`` plain: str/int/float/None, or flat lists of those?"""
     for v in args.values():
-        if type(v) not in _PLAIN and not (type(v) is list and _all_plain(map(type, v))):
+        if type(v) not in _PLAIN and not (type(v) is list and _flat(v)):
             return False
     return True
+
+
+def _flat(v: list[Any]) -> bool:
+    """Is every element of ``v`` plain? (Not ``issuperset(map(type, v))``: that builds a set.)"""
+    return all(type(x) in _PLAIN for x in v)
 
 
 def _same_leaf(v: Any, w: Any, ctx: _Ctx) -> bool:
@@ -164,12 +168,10 @@ def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
                     if not eq and ga.keys() != a.keys():
                         continue
                     if pp is None:
-                        vals = a.values()
-                        pp = _all_plain(map(type, vals)) or _plain(a)
+                        pp = _plain(a)
                     gp = g_plain[j]
                     if gp is None:
-                        vals = ga.values()
-                        gp = g_plain[j] = _all_plain(map(type, vals)) or _plain(ga)
+                        gp = g_plain[j] = _plain(ga)
                     if not (pp and gp):
                         return None
                     if eq or _same(a, ga, ctx):
@@ -204,14 +206,11 @@ def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
 
 #: Value types the counting path compares itself (bool with its own rule; lists must be flat).
 _COUNTABLE = frozenset({str, int, float, type(None), bool})
-_all_countable = _COUNTABLE.issuperset
 
 
 def _countable(args: Mapping[str, Any]) -> bool:
-    if _all_countable(map(type, args.values())):
-        return True
     for v in args.values():
-        if type(v) not in _COUNTABLE and not (type(v) is list and _all_plain(map(type, v))):
+        if type(v) not in _COUNTABLE and not (type(v) is list and _flat(v)):
             return False
     return True
 
@@ -272,13 +271,13 @@ def _count_left(
                 t in by_tool
                 or info.fields is not None
                 or (type(gl[j]) is not Step and type(gl[j]) is not GoldCall)
-                or not (_all_countable(map(type, ga.values())) or _countable(ga))
+                or not _countable(ga)
             ):
                 return None
             by_tool[t] = [j, None]
     for p in left:
         i, t, a, _ = p
-        if type(pl[i]) is not Step or not (_all_countable(map(type, a.values())) or _countable(a)):
+        if type(pl[i]) is not Step or not _countable(a):
             return None
         b = by_tool.get(t)
         if b is None:
