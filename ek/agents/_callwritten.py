@@ -167,8 +167,12 @@ def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
                     eq = ga == a
                     if not eq and ga.keys() != a.keys():
                         continue
-                    if pp is None:
-                        pp = _plain(a)
+                    if pp is None:  # _plain(a), inline (a call costs as much as the loop)
+                        pp = True
+                        for v in a.values():
+                            if type(v) not in _PLAIN and not (type(v) is list and _flat(v)):
+                                pp = False
+                                break
                     gp = g_plain[j]
                     if gp is None:
                         gp = g_plain[j] = _plain(ga)
