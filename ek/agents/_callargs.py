@@ -112,21 +112,7 @@ class _Ctx:
                     items.append((k, self.freeze(x, p)))
                 items.sort(key=lambda kv: kv[0])
                 return (_DICT, tuple(items))
-            memo = self.memo
-            plain_numbers = not self.leaf_canon
-            out = []
-            for x in v:  # str and int elements inline (the common flat list), the rest recursively
-                tx = type(x)
-                if tx is str:
-                    r = memo.get(x)
-                    if r is None:
-                        r = self.cs(x)
-                elif tx is int and plain_numbers:
-                    r = x
-                else:
-                    r = self.freeze(x, p)
-                out.append(r)
-            return (_LIST, tuple(out))
+            return (_LIST, tuple(self.freeze(x, p) for x in v))
         if isinstance(v, bool):
             return (_BOOL, bool(v))
         if isinstance(v, (int, float)):
@@ -169,13 +155,32 @@ class _Tool:
         self.types: dict[str, tuple[type, type | None] | None] = (
             {} if self.fields is None else {k: _field_types(f) for k, f in self.fields.items()}
         )
-        # nmass[n]: the mass of a call with n arguments when no argument has its own importance,
-        # summed in the order the per-argument loops sum it (so the floats are identical).
+        self.nmass = _Masses(self.weight, self.dimp)
+
+
+class _Masses(dict[int, float]):
+    """``masses[n]``: the mass of a call with ``n`` arguments when no argument has its own
+    importance (weight, then the default importance added ``n`` times, in the order the
+    per-argument loops add it, so the floats are identical); computed once per ``n``.
+
+    Example:
+        >>> _Masses(1.0, 0.1)[3] == 1.0 + 0.1 + 0.1 + 0.1
+        True
+    """
+
+    __slots__ = ("dimp", "weight")
+
+    def __init__(self, weight: float, dimp: float) -> None:
+        super().__init__()
+        self.weight = weight
+        self.dimp = dimp
+
+    def __missing__(self, n: int) -> float:
         mass = self.weight
-        self.nmass = [mass]
-        for _ in range(16):
+        for _ in range(n):
             mass += self.dimp
-            self.nmass.append(mass)
+        self[n] = mass
+        return mass
 
 
 def _is_builtin_canon(canon: Canonicalizer) -> bool:
@@ -209,7 +214,6 @@ class _ListPat:
 
 
 _SCALARS = (str, int, float, bool, type(None))
-_all_scalars = frozenset(_SCALARS).issuperset
 
 
 _PATTERNS = frozenset({_AnyPat, _DictPat, _ListPat})
@@ -221,7 +225,7 @@ def _compile(x: Any, ctx: _Ctx, path: tuple[int, ...] = ()) -> Any:
     t = type(x)
     if t in _SCALARS:
         return ctx.freeze(x)
-    if (t is list or t is tuple) and _all_scalars(map(type, x)):
+    if (t is list or t is tuple) and all(type(v) in _SCALARS for v in x):
         return ctx.freeze(x, path)  # a flat literal list: nothing to compile
     if isinstance(x, AnyOf):
         alts = [_compile(a, ctx, path) for a in x.values]

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ek.agents._callreport import _extra_row, _missing_row, _wrong_row, reason_text
 from ek.agents._calls import _GCall, _iter_calls, _PCall, _pcall, _pred_args, _prepare_pred
 from ek.agents._compare import _compare
-from ek.agents._lazydetail import LazyDetail, lazy_detail
+from ek.agents._lazydetail import lazy_detail
 from ek.agents._matching import _assign, _assign_rest
 from ek.base import Score
 from ek.fields import f1_score
@@ -119,32 +119,42 @@ def _rows(
     ctx: _Ctx,
 ) -> Score:
     """Assign what exact claiming left, then tally every pair in gold order."""
-    group: dict[int, tuple[_PCall, _Pair]] = {}
+    group: dict[int, tuple[int, _Pair]] = {}
     if len(rest_g) == 1 and len(left_p) == 1 and rest_g[0].tool == left_p[0].tool:
         # One call left on each side, of one tool: _assign_group's 1x1 rule without the grouping.
         gc = rest_g[0]
         pc = left_p[0]
         pr = _compare(pc, gc, ctx)
         if pr.exact or pr.fp + pr.fn <= gc.mass + pc.mass:
-            group[gc.index] = (pc, pr)
+            group[gc.index] = (pc.index, pr)
             missing, extra = [], []
         else:
             missing, extra = rest_g, left_p
     elif rest_g and left_p:
         out, missing, extra = _assign_rest(left_p, rest_g, ctx)
         for gc, pc, pr in out:
-            group[gc.index] = (pc, pr)
+            group[gc.index] = (pc.index, pr)
     else:
         missing, extra = rest_g, left_p
+    return _tally(_gold_order(tools, claimed, group), _call_rows(missing), _call_rows(extra))
+
+
+def _gold_order(
+    tools: list[str],
+    claimed: list[tuple[int, float] | None],
+    pairs: dict[int, tuple[int, Any]],
+) -> list[_Row]:
+    """The assigned pairs as rows in gold order: claimed exactly (the predicted index and mass)
+    or paired after claiming (``pairs``: gold index -> predicted index and the comparison)."""
     rows: list[_Row] = []
     for gi, c in enumerate(claimed):
         if c is not None:
             rows.append((gi, tools[gi], c[0], c[1]))
         else:
-            g = group.get(gi)
+            g = pairs.get(gi)
             if g is not None:
-                rows.append((gi, tools[gi], g[0].index, g[1]))
-    return _tally(rows, _call_rows(missing), _call_rows(extra))
+                rows.append((gi, tools[gi], g[0], g[1]))
+    return rows
 
 
 def _call_rows(calls: list[_GCall] | list[_PCall]) -> list[CallRow]:
@@ -252,10 +262,8 @@ def _perfect(tools: list[str], claimed: list[tuple[int, float] | None]) -> Score
     else:
         f1 = f1_score(tp, 0.0, 0.0)
 
-    d = _dict_new(LazyDetail)
-    _update(d, _PERFECT)
+    d = lazy_detail(_PERFECT, _partial(_explain_perfect, tools, claimed, tp, f1))
     d["tp"] = tp
-    d._fill = _partial(_explain_perfect, tools, claimed, tp, f1)
     return make_score(f1, d)
 
 
@@ -288,8 +296,6 @@ _PERFECT = {
     "valid": True,
     "higher_is_better": True,
 }
-_dict_new = dict.__new__
-_update = dict.update
 
 
 def score_assignment(

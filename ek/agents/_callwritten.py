@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ek.agents._calls import _as_list, _call_parts, _gold_call, _pcall, _pred_args, _prepare_gold
-from ek.agents._callscore import _perfect, _Row, _rows, _tally, score_calls
-from ek.agents._compare import _compare
+from ek.agents._callscore import _gold_order, _perfect, _rows, _tally, score_calls
+from ek.agents._compare import _V, _compare
 from ek.agents._gold import GoldCall
 from ek.agents.base import Step
 
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from ek.base import Score
 
 __all__ = ["score_raw"]
-
-_V = tuple.__new__  # a NamedTuple without its Python-level __new__
 
 
 def score_raw(pred: Any, gold: Any, ctx: _Ctx) -> Score:
@@ -99,16 +97,8 @@ def _same(a: Mapping[str, Any], ga: Mapping[str, Any], ctx: _Ctx) -> bool:
     """Canonical equality of two plain argument mappings with the same names."""
     for k, v in a.items():
         w = ga[k]
-        if v == w:
-            continue
-        if type(v) is list:
-            if type(w) is not list or len(v) != len(w):
-                return False
-            for x, y in zip(v, w):
-                if x != y and not _same_leaf(x, y, ctx):
-                    return False
-        elif not _same_leaf(v, w, ctx):
-            return False
+        if v != w and not _equal(v, w, ctx):  # plain values: == is canonical equality but for
+            return False  # strings and NaN
     return True
 
 
@@ -167,12 +157,8 @@ def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
                     eq = ga == a
                     if not eq and ga.keys() != a.keys():
                         continue
-                    if pp is None:  # _plain(a), inline (a call costs as much as the loop)
-                        pp = True
-                        for v in a.values():
-                            if type(v) not in _PLAIN and not (type(v) is list and _flat(v)):
-                                pp = False
-                                break
+                    if pp is None:
+                        pp = _plain(a)
                     gp = g_plain[j]
                     if gp is None:
                         gp = g_plain[j] = _plain(ga)
@@ -180,9 +166,7 @@ def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
                         return None
                     if eq or _same(a, ga, ctx):
                         del cands[pos]
-                        n = len(a)
-                        ms = info.nmass
-                        claimed[j] = (i, ms[n] if n < len(ms) else _mass(info, n))
+                        claimed[j] = (i, info.nmass[len(a)])
                         break
                 else:
                     left.append((i, t, a, info))
@@ -292,17 +276,15 @@ def _count_left(
             return None
     missing: list[CallRow] = []
     extra: list[CallRow] = []
-    pairs: dict[int, tuple[int, _CountedPair]] = {}
+    pairs: dict[int, tuple[int, Any]] = {}
     for t, (j, p) in by_tool.items():
         if p is None:
             info = tools.get(t) or ctx.tool(t)
             ga = g_args[j]
-            n = len(ga)
-            missing.append((j, t, ga, info.nmass[n] if n < len(info.nmass) else _mass(info, n)))
+            missing.append((j, t, ga, info.nmass[len(ga)]))
             continue
         i, _, a, info = p
-        n = len(a)
-        pmass = info.nmass[n] if n < len(info.nmass) else _mass(info, n)
+        pmass = info.nmass[len(a)]
         if j is None:
             extra.append((i, t, a, pmass))
             continue
@@ -315,9 +297,7 @@ def _count_left(
         for k, gv in ga.items():
             if k in a:
                 pv = a[k]
-                if (pv == gv and type(pv) is not bool and type(gv) is not bool) or _equal(
-                    pv, gv, ctx
-                ):
+                if _equal(pv, gv, ctx):
                     tp += dimp
                     n_match += 1
                 else:
@@ -330,34 +310,18 @@ def _count_left(
                 fp += dimp
                 n_out += 1
         exact = fp == 0.0 and fn == 0.0 and n_match == n_out
-        n = len(ga)
-        gmass = info.nmass[n] if n < len(info.nmass) else _mass(info, n)
+        gmass = info.nmass[len(ga)]
         if exact or fp + fn <= gmass + pmass:
             pairs[j] = (i, _V(_CountedPair, (tp, fp, fn, exact, (i, t, a, j, ga, info, ctx))))
         else:
             missing.append((j, t, ga, gmass))
             extra.append((i, t, a, pmass))
-    rows: list[_Row] = []
-    for gi, c in enumerate(claimed):
-        if c is not None:
-            rows.append((gi, g_tools[gi], c[0], c[1]))
-        else:
-            pr = pairs.get(gi)
-            if pr is not None:
-                rows.append((gi, g_tools[gi], pr[0], pr[1]))  # type: ignore[arg-type]
     if len(missing) > 1:
         missing.sort(key=_first)
     if len(extra) > 1:
         extra.sort(key=_first)
-    return _tally(rows, missing, extra)
+    return _tally(_gold_order(g_tools, claimed, pairs), missing, extra)
 
 
 def _first(row: CallRow) -> int:
     return row[0]
-
-
-def _mass(info: _Tool, n: int) -> float:
-    mass = info.weight
-    for _ in range(n):
-        mass += info.dimp
-    return mass

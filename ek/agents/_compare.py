@@ -21,13 +21,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ek.agents._bfcltypes import _typed_check
-from ek.agents._callargs import _PATTERNS, _Ctx, _match
+from ek.agents._callargs import _Ctx, _match
 from ek.agents._callresults import ArgVerdict
 
 if TYPE_CHECKING:
     from ek.agents._calls import _GCall, _PCall
 
-__all__ = ["_Pair", "_compare", "_exact_pair"]
+__all__ = ["_V", "_Pair", "_compare", "_exact_pair"]
 
 
 class _Pair(NamedTuple):
@@ -45,7 +45,7 @@ _V = tuple.__new__  # a NamedTuple without its Python-level __new__
 def _compare(p: _PCall, g: _GCall, ctx: _Ctx) -> _Pair:
     """Compare one predicted call with one gold call of the same tool, argument by argument."""
     tool = g.tool
-    info = ctx._tools.get(tool) or ctx.tool(tool)
+    info = ctx.tool(tool)
     imps = info.imps
     dimp = info.dimp
     fields = info.fields
@@ -72,9 +72,7 @@ def _compare(p: _PCall, g: _GCall, ctx: _Ctx) -> _Pair:
             if types is not None:
                 why = _typed_check(pv, gargs[k], types, ctx)
             else:
-                fv = p.fargs[k]
-                ok = fv == pat if type(pat) not in _PATTERNS else _match(fv, pat)
-                why = None if ok else "value not acceptable"
+                why = None if _match(p.fargs[k], pat) else "value not acceptable"
             if why is None:
                 tp += i
                 n_match += 1

@@ -9,9 +9,9 @@ same keys in the same order with the same values.
 
 ``fill`` must be a pure function of the scored data (indices, tool names, counts, copies of
 argument mappings, argument values held by reference as eager rows hold them), so when it runs
-does not matter unless a caller mutates a value in place before the first read. Thread-safe under the GIL: the filled keys
-are computed first and inserted by one ``dict.update``; a reader racing the first fill at worst
-computes them twice.
+does not matter unless a caller mutates a value in place before the first read. Thread-safe
+under the GIL: the filled keys are computed first and inserted by one ``dict.update``; a reader
+racing the first fill at worst computes them twice.
 
 Example:
     >>> from types import MappingProxyType
