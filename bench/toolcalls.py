@@ -147,19 +147,13 @@ def _drive(coro: Any) -> Any:
     raise RuntimeError("coroutine awaited something; cannot drive it synchronously")
 
 
-def main(n: int = 10_000) -> None:
-    cases = make_cases(n)
-    runs: list[tuple[str, Callable[[], list[float]]]] = []
-
-    ek = ToolCallMetric()
-    passed_ek = [ek(p, g).passed for _, p, g in cases]
-    runs.append(("ek ToolCallMetric (F1 + valid)", lambda: [ek(p, g).value for _, p, g in cases]))
-
+def ragas_inputs(cases: list[tuple[str, list[Step], list[Step]]]) -> list[tuple[Any, Any]]:
+    """Each case as Ragas' ``(user_input, reference_tool_calls)``: the predicted calls in one
+    AIMessage after a HumanMessage, the gold calls as ToolCalls."""
     from ragas.messages import AIMessage, HumanMessage
     from ragas.messages import ToolCall as RToolCall
-    from ragas.metrics.collections import ToolCallAccuracy, ToolCallF1
 
-    r_in = [
+    return [
         (
             [
                 HumanMessage(content="q"),
@@ -171,6 +165,19 @@ def main(n: int = 10_000) -> None:
         )
         for _, p, g in cases
     ]
+
+
+def main(n: int = 10_000) -> None:
+    cases = make_cases(n)
+    runs: list[tuple[str, Callable[[], list[float]]]] = []
+
+    ek = ToolCallMetric()
+    passed_ek = [ek(p, g).passed for _, p, g in cases]
+    runs.append(("ek ToolCallMetric (F1 + valid)", lambda: [ek(p, g).value for _, p, g in cases]))
+
+    from ragas.metrics.collections import ToolCallAccuracy, ToolCallF1
+
+    r_in = ragas_inputs(cases)
     f1 = ToolCallF1()
     acc = ToolCallAccuracy()
     runs.append(

@@ -24,7 +24,7 @@ import tempfile
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from toolcalls import KINDS, _drive, make_cases  # type: ignore[import-not-found]
+from toolcalls import KINDS, _drive, make_cases, ragas_inputs  # type: ignore[import-not-found]
 
 
 def _inner(tool: str, n: int) -> None:
@@ -48,26 +48,10 @@ def _inner(tool: str, n: int) -> None:
             return m(p, g).value
 
     else:
-        from ragas.messages import AIMessage, HumanMessage
-        from ragas.messages import ToolCall as RToolCall
         from ragas.metrics.collections import ToolCallAccuracy, ToolCallF1
 
         met = ToolCallAccuracy() if tool == "acc" else ToolCallF1()
-
-        def build(cases: list[Any]) -> list[tuple[Any, Any]]:
-            return [
-                (
-                    [
-                        HumanMessage(content="q"),
-                        AIMessage(
-                            content="",
-                            tool_calls=[RToolCall(name=s.tool, args=dict(s.args)) for s in p],
-                        ),
-                    ],
-                    [RToolCall(name=s.tool, args=dict(s.args)) for s in g],
-                )
-                for _, p, g in cases
-            ]
+        build = ragas_inputs
 
         for u, r in build(make_cases(50, seed=5)):
             _drive(met.ascore(user_input=u, reference_tool_calls=r))
