@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from ek.agents._calls import _prepare_gold
 from ek.agents._callscore import score_calls
-from ek.agents._callwritten import _claim_written
+from ek.agents._callwritten import _claim
 from ek.agents.base import Step, ToolSpec
 from ek.agents.toolcalls import AnyOf, GoldCall, ToolCallMetric
 from ek.grammar import FieldSpec, GraphGrammar, NodeType
@@ -112,11 +112,15 @@ def test_cases_where_written_and_canonical_equality_part(pred: list[Any], gold: 
 
 def test_gives_up_rather_than_guess() -> None:
     m = ToolCallMetric()
-    # an earlier gold call with the same argument names and a bool: only the full path knows
-    assert _claim_written([Step("f", {"x": 1})], [Step("f", {"x": True})], m._ctx) is None
-    # plain calls it settles itself
-    s = _claim_written([Step("f", {"x": "A"})], [Step("f", {"x": "a"})], m._ctx)
+    # a nested value with the same argument names: only the full path judges it
+    assert _claim([Step("f", {"x": {"y": 1}})], [Step("f", {"x": {"y": 1}})], m._ctx) is None
+    assert _claim([Step("f", {"x": [[1]]})], [Step("f", {"x": [[1]]})], m._ctx) is None
+    # atoms it settles itself: recased strings are equal, a bool is not the number 1
+    s = _claim([Step("f", {"x": "A"})], [Step("f", {"x": "a"})], m._ctx)
     assert s is not None and s.value == 1.0
+    s = _claim([Step("f", {"x": 1})], [Step("f", {"x": True})], m._ctx)
+    # 1 wrong argument: TP = weight 1, FP = FN = 1, F1 = 2 / (2 + 1 + 1) = 0.5
+    assert s is not None and s.value == 0.5 and s.detail["wrong_args"][0]["arg"] == "x"
 
 
 def test_bad_values_raise_as_before() -> None:

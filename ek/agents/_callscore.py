@@ -6,10 +6,12 @@ skips the intermediate objects instead. :func:`score_calls` scores against a pre
 gold: exact pairs are claimed by canonical key while the predicted calls are prepared, and only
 what is left is assigned (:func:`_rows`); :mod:`ek.agents._callwritten` does the same for a plain
 gold without preparing what it does not need. Both end in :func:`_tally` (or :func:`_perfect`
-when every call was claimed exactly).
+when every call was claimed exactly, or ``_callwritten._count_left``), and every path builds its
+Score with :func:`tool_score`.
 
-Every Score's ``reason`` and rows are written on first read (:func:`~ek.agents._lazydetail.lazy_detail`);
-``tp``/``fp``/``fn``/``passed``/``valid`` are there at once. The arguments of missing and extra
+Every Score's ``reason`` and rows are written on first read (a
+:class:`~ek.agents._lazydetail.LazyDetail`); ``tp``/``fp``/``fn``/``passed``/``valid`` are there
+at once. The arguments of missing and extra
 calls are copied at scoring time; argument values are held by reference (as the rows always
 held them), so a value mutated in place between scoring and the first read of the explanation
 shows up in it. The detail is the same, key for key and value for value, as the
@@ -31,16 +33,15 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
-from functools import partial as _partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ek.agents._callreport import _extra_row, _missing_row, _wrong_row, reason_text
 from ek.agents._calls import _GCall, _iter_calls, _PCall, _pcall, _pred_args, _prepare_pred
 from ek.agents._compare import _compare
-from ek.agents._lazydetail import lazy_detail
+from ek.agents._lazydetail import LazyDetail
 from ek.agents._matching import _assign, _assign_rest
 from ek.base import Score
 from ek.fields import f1_score
@@ -50,10 +51,12 @@ if TYPE_CHECKING:
     from ek.agents._callreport import CallRow, WrongRow
     from ek.agents._compare import _Pair
 
-__all__ = ["make_score", "score_assignment", "score_calls"]
+__all__ = ["make_score", "score_assignment", "score_calls", "tool_score"]
 
 _INF = math.inf
 _new = object.__new__
+_dict_new = dict.__new__
+_update = dict.update
 # Score's own constructor copies the detail and re-validates the value; a fresh dict and a float
 # need neither. Used only while Score is exactly (value, detail) with a per-instance __dict__.
 _DIRECT = [f.name for f in fields(Score)] == ["value", "detail"] and "__slots__" not in vars(Score)
@@ -107,7 +110,7 @@ def score_calls(pred: Any, golds: list[_GCall], ctx: _Ctx) -> Score:
             left_p.append(_pcall(i, tool, args, info, fa, key, mass))
     rest_g = [gc for gc in golds if claimed[gc.index] is None]
     if not rest_g and not left_p:  # every call claimed exactly: the common case
-        return _perfect([gc.tool for gc in golds], claimed)
+        return _perfect(golds, claimed)
     return _rows([gc.tool for gc in golds], claimed, rest_g, left_p, ctx)
 
 
@@ -198,26 +201,9 @@ def _tally(rows: list[_Row], missing: list[CallRow], extra: list[CallRow]) -> Sc
     for pi, tool, args, mass in extra:
         fp += mass
         ext.append((pi, tool, dict(args), mass))
-    if type(tp) is float and 0.0 <= tp < _INF and 0.0 <= fp < _INF and 0.0 <= fn < _INF:
-        denom = 2.0 * tp + fp + fn
-        f1 = 1.0 if denom == 0 else 2.0 * tp / denom  # f1_score's formula, inputs known valid
-    else:
-        f1 = f1_score(tp, fp, fn)
     valid = not miss and not ext and n_exact == len(matched)
-
-    return make_score(
-        f1,
-        lazy_detail(
-            {
-                "tp": tp,
-                "fp": fp,
-                "fn": fn,
-                "passed": valid,
-                "valid": valid,
-                "higher_is_better": True,
-            },
-            _partial(_explain, valid, matched, n_exact, miss, ext, inexact, tp, fp, fn, f1),
-        ),
+    return tool_score(
+        tp, fp, fn, valid, _explain, (valid, matched, n_exact, miss, ext, inexact, tp, fp, fn)
     )
 
 
@@ -231,7 +217,6 @@ def _explain(
     tp: float,
     fp: float,
     fn: float,
-    f1: float,
 ) -> dict[str, Any]:
     """The written part of :func:`_tally`'s detail: reason and rows."""
     wrong: list[WrongRow] = [
@@ -241,7 +226,9 @@ def _explain(
         if a.verdict != "match"
     ]
     return {
-        "reason": reason_text(valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, f1),
+        "reason": reason_text(
+            valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, _f1(tp, fp, fn)
+        ),
         "matched": [
             {"gold": gi, "pred": pi, "tool": tool, "exact": exact}
             for gi, pi, tool, exact in matched
@@ -252,34 +239,31 @@ def _explain(
     }
 
 
-def _perfect(tools: list[str], claimed: list[tuple[int, float] | None]) -> Score:
-    """Every gold call claimed exactly, nothing extra: the Score, its explanation written lazily."""
+def _perfect(calls: Sequence[Any], claimed: list[tuple[int, float] | None]) -> Score:
+    """Every gold call claimed exactly, nothing extra: the Score, its explanation written lazily.
+
+    ``calls`` are the gold calls (anything with a ``tool``), in order, not to be changed later.
+    """
     tp = 0.0
     for c in claimed:
         tp += c[1]  # type: ignore[index]
-    if type(tp) is float and 0.0 <= tp < _INF:
-        f1 = 1.0 if tp == 0 else 2.0 * tp / (2.0 * tp + 0.0 + 0.0)
-    else:
-        f1 = f1_score(tp, 0.0, 0.0)
-
-    d = lazy_detail(_PERFECT, _partial(_explain_perfect, tools, claimed, tp, f1))
-    d["tp"] = tp
-    return make_score(f1, d)
+    return tool_score(tp, 0.0, 0.0, True, _explain_perfect, (calls, claimed, tp))
 
 
 def _explain_perfect(
-    tools: list[str], claimed: list[tuple[int, float] | None], tp: float, f1: float
+    calls: Sequence[Any], claimed: list[tuple[int, float] | None], tp: float
 ) -> dict[str, Any]:
     """The written part of :func:`_perfect`'s detail: reason and rows."""
     n = len(claimed)
+    f1 = _f1(tp, 0.0, 0.0)
     return {
         "reason": (
             f"valid: {n} of {n} gold call(s) matched exactly; "
             f"weighted TP {tp:g}, FP 0, FN 0, F1 {f1:.4f}"
         ),
         "matched": [
-            {"gold": gi, "pred": c[0], "tool": tool, "exact": True}  # type: ignore[index]
-            for gi, (tool, c) in enumerate(zip(tools, claimed))
+            {"gold": gi, "pred": c[0], "tool": x.tool, "exact": True}  # type: ignore[index]
+            for gi, (x, c) in enumerate(zip(calls, claimed))
         ],
         "missing": [],
         "extra": [],
@@ -287,15 +271,54 @@ def _explain_perfect(
     }
 
 
-#: The eager keys of a perfect episode's detail, in order (``tp`` is set per episode).
-_PERFECT = {
-    "tp": 0.0,
-    "fp": 0.0,
-    "fn": 0.0,
-    "passed": True,
-    "valid": True,
-    "higher_is_better": True,
+#: The eager keys of a tool-call Score, in order, for a valid and an invalid episode (``tp``,
+#: ``fp`` and ``fn`` are set per episode).
+_EAGER = {
+    valid: {
+        "tp": 0.0,
+        "fp": 0.0,
+        "fn": 0.0,
+        "passed": valid,
+        "valid": valid,
+        "higher_is_better": True,
+    }
+    for valid in (True, False)
 }
+
+
+def tool_score(
+    tp: float,
+    fp: float,
+    fn: float,
+    valid: bool,
+    explain: Callable[..., dict[str, Any]],
+    args: tuple[Any, ...],
+) -> Score:
+    """A tool-call Score: its F1, counts and verdict now, ``explain(*args)`` (reason and rows)
+    when first read. The one place every scoring path builds its Score.
+
+    Example:
+        >>> s = tool_score(2.0, 0.0, 0.0, True, dict, ((("reason", "ok"),),))
+        >>> s.value, s.detail["tp"], s.reason, list(s.detail)[-1]
+        (1.0, 2.0, 'ok', 'reason')
+    """
+    d = _dict_new(LazyDetail)
+    _update(d, _EAGER[valid])
+    d["tp"] = tp
+    d["fp"] = fp
+    d["fn"] = fn
+    d._fill = explain
+    d._args = args
+    return make_score(_f1(tp, fp, fn), d)
+
+
+def _f1(tp: float, fp: float, fn: float) -> float:
+    """Weighted F1 of finite non-negative float counts by :func:`~ek.fields.f1_score`'s formula,
+    without its validation; anything else through ``f1_score`` itself."""
+    if type(tp) is float and 0.0 <= tp < _INF and 0.0 <= fp < _INF and 0.0 <= fn < _INF:
+        denom = 2.0 * tp + fp + fn
+        return 1.0 if denom == 0 else 2.0 * tp / denom
+    return f1_score(tp, fp, fn)
 
 
 def score_assignment(

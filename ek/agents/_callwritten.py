@@ -1,16 +1,17 @@
 """Scoring tool calls on the calls as written: :class:`~ek.agents.toolcalls.ToolCallMetric`'s hot
 path for a plain (uncached) gold, preparing only what the episode needs.
 
-1. :func:`_claim_written`: exact pairs are claimed on the raw calls. For plain calls (values
-   str/int/float/None or flat lists of them) ``==`` is canonical equality except for strings
-   (compared through the canonicaliser's memo) and NaN, so a predicted call can claim the gold
-   call canonical-key claiming would pick without either being prepared. Whenever that could
-   differ (a non-plain call with the same argument names, a tool with a schema, a malformed
-   call, an odd value) it gives up and :func:`score_raw` prepares everything.
-2. :func:`_count_left`: when at most one gold and one predicted call per tool are left, all
-   countable and schema-less, they are counted argument by argument from the raw values, the way
-   :func:`~ek.agents._compare._compare` counts them; their verdicts are computed (by ``_compare``)
-   only when the explanation is read.
+1. :func:`_claim`: exact pairs are claimed on the raw calls, argument by argument. For values
+   of the types in :data:`_ATOMS` (and flat lists or tuples of them), canonical equality is
+   decided on the values as written: ``==`` for two values of one type (strings through the
+   canonicaliser's memo, NaN equal to NaN), a bool never equal to a number, an int equal to the
+   float of the same value. So a predicted call claims the gold call canonical-key claiming
+   would pick without either being prepared. Whenever that cannot be decided (a tool with a
+   schema, a call that is not a Step, a value of another type) it gives up and
+   :func:`score_raw` prepares everything.
+2. :func:`_count_left`: when at most one gold and one predicted call per tool are left, they are
+   counted argument by argument from the raw values, the way :func:`~ek.agents._compare._compare`
+   counts them; their verdicts are computed (by ``_compare``) only when the explanation is read.
 3. Otherwise the leftovers are prepared and assigned by :func:`ek.agents._callscore._rows`.
 
 The Score is the one of preparing everything (``score_calls(pred, _prepare_gold(gold, ctx),
@@ -19,7 +20,6 @@ differentially and ``tests/test_toolcalls_golden.py`` pins the outputs.
 
 Example:
     >>> from ek.agents._callargs import _Ctx
-    >>> from ek.agents.base import Step
     >>> from ek.canon import resolve_canonicalizer
     >>> ctx = _Ctx(None, resolve_canonicalizer("default"), {})
     >>> s = score_raw([Step("f", {"q": "Paris "})], [Step("f", {"q": "paris"})], ctx)
@@ -32,8 +32,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ek.agents._calls import _as_list, _call_parts, _gold_call, _pcall, _pred_args, _prepare_gold
-from ek.agents._callscore import _gold_order, _perfect, _rows, _tally, score_calls
+from ek.agents._calls import _as_list, _gold_call, _pcall, _pred_args, _prepare_gold
+from ek.agents._callscore import _explain, _perfect, _rows, score_calls, tool_score
 from ek.agents._compare import _V, _compare
 from ek.agents._gold import GoldCall
 from ek.agents.base import Step
@@ -49,102 +49,112 @@ __all__ = ["score_raw"]
 def score_raw(pred: Any, gold: Any, ctx: _Ctx) -> Score:
     """Score ``pred`` against unprepared ``gold`` (the metric's hot path for a plain gold).
 
-    Same Score as ``score_calls(pred, _prepare_gold(gold, ctx), ctx)``; :func:`_claim_written`
-    settles the common case without canonicalising anything.
+    Same Score as ``score_calls(pred, _prepare_gold(gold, ctx), ctx)``; :func:`_claim` settles
+    the common case without canonicalising anything.
     """
     gl = gold if type(gold) is list else _as_list(gold, "gold")
     pl = pred if type(pred) is list else _as_list(pred, "prediction")
     if not ctx.leaf_canon:
-        s = _claim_written(pl, gl, ctx)
+        s = _claim(pl, gl, ctx)
         if s is not None:
             return s
     return score_calls(pl, _prepare_gold(gl, ctx), ctx)
 
 
-#: Value types whose equality is their canonical equality under the built-in canonicalisers
-#: (bool is not here: ``True == 1``; containers other than a flat list are not: ``[True] == [1]``).
-_PLAIN = frozenset({str, int, float, type(None)})
+#: Leaf types whose canonical equality :func:`_equal` decides on the values as written, under
+#: the built-in canonicalisers (strings through the memo; a bool is never a number).
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+_NUMBERS = frozenset({int, float})
+_SEQS = frozenset({list, tuple})
+_NO = object()  # "no such argument"
 
 
-def _plain(args: Mapping[str, Any]) -> bool:
-    """Are the values of ``args`` plain: str/int/float/None, or flat lists of those?"""
-    for v in args.values():
-        if type(v) not in _PLAIN and not (type(v) is list and _flat(v)):
-            return False
-    return True
+def _equal(v: Any, w: Any, ctx: _Ctx) -> bool | None:
+    """Are ``v`` and ``w`` canonically equal? ``None`` when that is not decided here (values
+    other than atoms and flat lists or tuples of atoms, which only the full path judges)."""
+    tv = type(v)
+    tw = type(w)
+    if tv is tw:
+        if tv is str:
+            if v == w:
+                return True
+            memo = ctx.memo
+            cv = memo.get(v)
+            if cv is None:
+                cv = ctx.cs(v)
+            cw = memo.get(w)
+            if cw is None:
+                cw = ctx.cs(w)
+            return bool(cv == cw)
+        if tv is float:
+            return v == w or (v != v and w != w)  # NaN is NaN
+        if tv in _ATOMS:
+            return bool(v == w)
+    elif tv in _NUMBERS and tw in _NUMBERS:
+        return bool(v == w)
+    elif tv in _ATOMS and tw in _ATOMS:
+        return False  # a bool is not a number; a string is neither
+    if tv not in _SEQS or tw not in _SEQS:
+        return None
+    for x in v:
+        if type(x) not in _ATOMS:
+            return None
+    for y in w:
+        if type(y) not in _ATOMS:
+            return None
+    return len(v) == len(w) and all(_equal(x, y, ctx) for x, y in zip(v, w))
 
 
-def _flat(v: list[Any]) -> bool:
-    """Is every element of ``v`` plain? (Not ``issuperset(map(type, v))``: that builds a set.)"""
-    return all(type(x) in _PLAIN for x in v)
+def _same(a: Mapping[str, Any], ga: Mapping[str, Any], ctx: _Ctx) -> bool | None:
+    """Are two argument mappings of one size canonically equal? ``None``: not decided here.
 
-
-def _same_leaf(v: Any, w: Any, ctx: _Ctx) -> bool:
-    """Canonical equality of two plain scalars that are not ``==``."""
-    if type(v) is str and type(w) is str:
-        memo = ctx.memo
-        cv = memo.get(v)
-        if cv is None:
-            cv = ctx.cs(v)
-        cw = memo.get(w)
-        if cw is None:
-            cw = ctx.cs(w)
-        return bool(cv == cw)
-    return type(v) is float and type(w) is float and v != v and w != w  # NaN is NaN
-
-
-def _same(a: Mapping[str, Any], ga: Mapping[str, Any], ctx: _Ctx) -> bool:
-    """Canonical equality of two plain argument mappings with the same names."""
+    One canonically different argument settles it (the call cannot be claimed), whatever the
+    others hold; a value this module cannot judge before that gives up.
+    """
     for k, v in a.items():
-        w = ga[k]
-        if v != w and not _equal(v, w, ctx):  # plain values: == is canonical equality but for
-            return False  # strings and NaN
+        w = ga.get(k, _NO)
+        if w is _NO:
+            return False  # other argument names
+        tv = type(v)
+        if tv is type(w) and (tv is str or tv is int) and v == w:
+            continue  # the common case, decided inline
+        r = _equal(v, w, ctx)
+        if not r:
+            return r
     return True
 
 
-def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
+def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
     """Exact claiming on the calls as written, or ``None`` when that needs the full preparation.
 
     A predicted call claims the first unclaimed gold call of its tool that is canonically equal
-    to it, as canonical-key claiming does, but decides that without preparing either call when
-    both are plain (values str/int/float/None or flat lists of them, where ``==`` is canonical
-    equality except for strings, which are compared through the canonicaliser's memo, and NaN).
-    Gold calls with other argument names can never be equal and are passed over. Anything else
-    (a non-plain call with the same argument names, a tool with a schema, a malformed call, an
-    odd value) returns ``None``: the caller prepares everything, and raises the usual errors in
-    the usual order. Only the calls left unclaimed are prepared.
+    to it (:func:`_same`), as canonical-key claiming does, without preparing either. A call that
+    is not a Step (a GoldCall on the gold side), a tool with a schema, an undecidable value or
+    a malformed call returns ``None``: the caller prepares everything, and raises the usual
+    errors in the usual order. Only the calls left unclaimed are prepared, or counted.
     """
     tools = ctx._tools
+    by_tool: dict[str, list[int]] = {}
+    g_args: list[Mapping[str, Any]] = []
+    for j, x in enumerate(gl):
+        tx = type(x)
+        if tx is not Step and tx is not GoldCall:
+            return None
+        t = x.tool
+        b = by_tool.get(t)
+        if b is None:
+            by_tool[t] = [j]
+        else:
+            b.append(j)
+        g_args.append(x.args)
     claimed: list[tuple[int, float] | None] = [None] * len(gl)
     left: list[tuple[int, str, Mapping[str, Any], _Tool]] = []
-    by_tool: dict[str, list[int]] = {}
-    g_tools: list[str] = []
-    g_args: list[Mapping[str, Any]] = []
-    g_plain: list[bool | None] = [None] * len(gl)
     try:
-        for j, x in enumerate(gl):
-            tx = type(x)
-            if tx is Step or tx is GoldCall:
-                t = x.tool
-                a = x.args
-            else:
-                t, a = _call_parts(x, j, "gold")
-                g_plain[j] = False  # argument names not checked: only through _prepare_gold
-            b = by_tool.get(t)
-            if b is None:
-                by_tool[t] = [j]
-            else:
-                b.append(j)
-            g_tools.append(t)
-            g_args.append(a)
         for i, x in enumerate(pl):
-            if type(x) is Step:
-                t = x.tool
-                a = x.args
-                pp = None
-            else:
-                t, a = _call_parts(x, i, "predicted")
-                pp = False
+            if type(x) is not Step:
+                return None
+            t = x.tool
+            a = x.args
             info = tools.get(t)
             if info is None:
                 info = ctx.tool(t)
@@ -152,33 +162,30 @@ def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
                 return None
             cands = by_tool.get(t)
             if cands:
-                for pos, j in enumerate(cands):
+                n = len(a)
+                for j in cands:
                     ga = g_args[j]
-                    eq = ga == a
-                    if not eq and ga.keys() != a.keys():
+                    if len(ga) != n:
                         continue
-                    if pp is None:
-                        pp = _plain(a)
-                    gp = g_plain[j]
-                    if gp is None:
-                        gp = g_plain[j] = _plain(ga)
-                    if not (pp and gp):
-                        return None
-                    if eq or _same(a, ga, ctx):
-                        del cands[pos]
-                        claimed[j] = (i, info.nmass[len(a)])
+                    r = _same(a, ga, ctx)
+                    if r:
+                        cands.remove(j)
+                        claimed[j] = (i, info.nmass[n])
                         break
+                    if r is None:
+                        return None
                 else:
                     left.append((i, t, a, info))
                 continue
             left.append((i, t, a, info))
-    except Exception:  # a malformed call or an odd value (cyclic, strange ==): the full path
+    except Exception:  # an odd value (a strange ==): the full path
         return None
     if not left and None not in claimed:
-        return _perfect(g_tools, claimed)
-    counted = _count_left(pl, gl, g_tools, g_args, claimed, left, ctx)
+        return _perfect(tuple(gl), claimed)
+    counted = _count_left(tuple(gl), by_tool, g_args, claimed, left, ctx)
     if counted is not None:
         return counted
+    g_tools = [x.tool for x in gl]
     rest_g = []
     for j, c in enumerate(claimed):
         if c is None:
@@ -192,28 +199,17 @@ def _claim_written(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
     return _rows(g_tools, claimed, rest_g, left_p, ctx)
 
 
-#: Value types the counting path compares itself (bool with its own rule; lists must be flat).
-_COUNTABLE = frozenset({str, int, float, type(None), bool})
-
-
 def _countable(args: Mapping[str, Any]) -> bool:
+    """Are all values atoms or flat lists/tuples of atoms (what :func:`_equal` decides)?"""
     for v in args.values():
-        if type(v) not in _COUNTABLE and not (type(v) is list and _flat(v)):
-            return False
+        tv = type(v)
+        if tv not in _ATOMS:
+            if tv not in _SEQS:
+                return False
+            for x in v:
+                if type(x) not in _ATOMS:
+                    return False
     return True
-
-
-def _equal(v: Any, w: Any, ctx: _Ctx) -> bool:
-    """Canonical equality of two countable values (what ``_match`` says of their frozen forms)."""
-    tv = type(v)
-    tw = type(w)
-    if tv is bool or tw is bool:
-        return tv is tw and v == w
-    if tv is list or tw is list:
-        if tv is not tw or len(v) != len(w):
-            return False
-        return all(x == y or _same_leaf(x, y, ctx) for x, y in zip(v, w))
-    return bool(v == w) or _same_leaf(v, w, ctx)
 
 
 class _CountedPair(NamedTuple):
@@ -235,75 +231,56 @@ class _CountedPair(NamedTuple):
 
 
 def _count_left(
-    pl: list[Any],
-    gl: list[Any],
-    g_tools: list[str],
+    calls: tuple[Any, ...],
+    by_tool: dict[str, list[int]],
     g_args: list[Mapping[str, Any]],
     claimed: list[tuple[int, float] | None],
     left: list[tuple[int, str, Mapping[str, Any], _Tool]],
     ctx: _Ctx,
 ) -> Score | None:
     """Score what exact claiming left without preparing it, when that is simple: at most one
-    gold and one predicted call left per tool, every one a Step/GoldCall of countable values
-    (str/int/float/None/bool, flat lists) on a tool without a schema. A pair is then counted
-    argument by argument as :func:`_compare` counts it and kept by ``_assign_group``'s 1x1 rule;
-    ``None`` otherwise."""
+    gold and one predicted call left per tool (``by_tool`` holds the unclaimed gold calls), all
+    of countable values, no schema. A pair is then counted argument by argument as
+    :func:`_compare` counts it and kept by ``_assign_group``'s 1x1 rule, and the counts are
+    summed as :func:`~ek.agents._callscore._tally` sums them; ``None`` otherwise."""
     tools = ctx._tools
-    by_tool: dict[str, list[Any]] = {}
-    for j, c in enumerate(claimed):
-        if c is None:
-            t = g_tools[j]
-            ga = g_args[j]
-            info = tools.get(t) or ctx.tool(t)
-            if (
-                t in by_tool
-                or info.fields is not None
-                or (type(gl[j]) is not Step and type(gl[j]) is not GoldCall)
-                or not _countable(ga)
-            ):
-                return None
-            by_tool[t] = [j, None]
+    lp: dict[str, tuple[int, str, Mapping[str, Any], _Tool]] = {}
     for p in left:
-        i, t, a, _ = p
-        if type(pl[i]) is not Step or not _countable(a):
+        t = p[1]
+        if t in lp or not _countable(p[2]):
             return None
-        b = by_tool.get(t)
-        if b is None:
-            by_tool[t] = [None, p]
-        elif b[1] is None:
-            b[1] = p
-        else:
-            return None
+        lp[t] = p
     missing: list[CallRow] = []
     extra: list[CallRow] = []
-    pairs: dict[int, tuple[int, Any]] = {}
-    for t, (j, p) in by_tool.items():
-        if p is None:
-            info = tools.get(t) or ctx.tool(t)
-            ga = g_args[j]
-            missing.append((j, t, ga, info.nmass[len(ga)]))
+    pairs: dict[int, tuple[int, _CountedPair]] = {}
+    for t, rem in by_tool.items():
+        if not rem:
             continue
-        i, _, a, info = p
-        pmass = info.nmass[len(a)]
-        if j is None:
-            extra.append((i, t, a, pmass))
-            continue
+        if len(rem) > 1:
+            return None
+        j = rem[0]
         ga = g_args[j]
+        info = tools.get(t) or ctx.tool(t)
+        if info.fields is not None or not _countable(ga):
+            return None
+        if t not in lp:
+            missing.append((j, t, dict(ga), info.nmass[len(ga)]))
+            continue
+        i, _, a, _ = lp.pop(t)
         dimp = info.dimp
         tp = info.weight
         fp = fn = 0.0
         n_match = 0
         n_out = len(ga)
         for k, gv in ga.items():
-            if k in a:
-                pv = a[k]
-                if _equal(pv, gv, ctx):
-                    tp += dimp
-                    n_match += 1
-                else:
-                    fp += dimp
-                    fn += dimp
+            pv = a.get(k, _NO)
+            if pv is _NO:
+                fn += dimp
+            elif _equal(pv, gv, ctx):
+                tp += dimp
+                n_match += 1
             else:
+                fp += dimp
                 fn += dimp
         for k in a:
             if k not in ga:
@@ -311,16 +288,78 @@ def _count_left(
                 n_out += 1
         exact = fp == 0.0 and fn == 0.0 and n_match == n_out
         gmass = info.nmass[len(ga)]
+        pmass = info.nmass[len(a)]
         if exact or fp + fn <= gmass + pmass:
             pairs[j] = (i, _V(_CountedPair, (tp, fp, fn, exact, (i, t, a, j, ga, info, ctx))))
         else:
-            missing.append((j, t, ga, gmass))
-            extra.append((i, t, a, pmass))
-    if len(missing) > 1:
-        missing.sort(key=_first)
-    if len(extra) > 1:
-        extra.sort(key=_first)
-    return _tally(_gold_order(g_tools, claimed, pairs), missing, extra)
+            missing.append((j, t, dict(ga), gmass))
+            extra.append((i, t, dict(a), pmass))
+    for i, t, a, info in lp.values():
+        extra.append((i, t, dict(a), info.nmass[len(a)]))
+    tp = fp = fn = 0.0
+    valid = True
+    for j, c in enumerate(claimed):  # in gold order, as _tally sums
+        if c is not None:
+            tp += c[1]
+        else:
+            pr = pairs.get(j)
+            if pr is not None:
+                cp = pr[1]
+                tp += cp.tp
+                fp += cp.fp
+                fn += cp.fn
+                if not cp.exact:
+                    valid = False
+    if missing:
+        valid = False
+        fn = _add(fn, missing)
+    if extra:
+        valid = False
+        fp = _add(fp, extra)
+    return tool_score(
+        tp, fp, fn, valid, _explain_left, (calls, claimed, pairs, missing, extra, tp, fp, fn)
+    )
+
+
+def _add(total: float, rows: list[CallRow]) -> float:
+    """Sort missing or extra call rows by index and add their masses to ``total`` in order."""
+    if len(rows) > 1:
+        rows.sort(key=_first)
+    for row in rows:
+        total += row[3]
+    return total
+
+
+def _explain_left(
+    calls: tuple[Any, ...],
+    claimed: list[tuple[int, float] | None],
+    pairs: dict[int, tuple[int, _CountedPair]],
+    missing: list[CallRow],
+    extra: list[CallRow],
+    tp: float,
+    fp: float,
+    fn: float,
+) -> dict[str, Any]:
+    """The written part of :func:`_count_left`'s detail: :func:`_explain` of its rows."""
+    matched: list[tuple[int, int, str, bool]] = []
+    inexact: list[tuple[str, int, int, Any]] = []
+    n_exact = 0
+    for j, c in enumerate(claimed):
+        t = calls[j].tool
+        if c is not None:
+            matched.append((j, c[0], t, True))
+            n_exact += 1
+            continue
+        pr = pairs.get(j)
+        if pr is not None:
+            i, cp = pr
+            matched.append((j, i, t, cp.exact))
+            if cp.exact:
+                n_exact += 1
+            else:
+                inexact.append((t, j, i, cp))
+    valid = not missing and not extra and n_exact == len(matched)
+    return _explain(valid, matched, n_exact, missing, extra, inexact, tp, fp, fn)
 
 
 def _first(row: CallRow) -> int:

@@ -1,9 +1,10 @@
 """A score detail whose explanation is written the first time someone reads it.
 
 Scoring a corpus reads ``tp``/``fp``/``fn``/``passed`` of every score and the ``reason`` and the
-row lists of a few. :class:`LazyDetail` holds the cheap keys from the start and calls ``fill()``
-for the rest (once) on the first access to anything else: a missing key, iteration, ``len``,
-``in``, ``get``, ``keys``/``items``/``values``, ``copy``, ``==``, ``|``, ``repr``, pickling.
+row lists of a few. :class:`LazyDetail` holds the cheap keys from the start and calls
+``fill(*args)`` for the rest (once) on the first access to anything else: a missing key,
+iteration, ``len``, ``in``, ``get``, ``keys``/``items``/``values``, ``copy``, ``==``, ``|``,
+``repr``, pickling.
 Wrapped in a ``MappingProxyType`` it is indistinguishable from a complete read-only dict: the
 same keys in the same order with the same values.
 
@@ -28,27 +29,32 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["LazyDetail", "lazy_detail"]
+__all__ = ["LazyDetail"]
 
 _get = dict.__getitem__
-_dict_new = dict.__new__
-_update = dict.update
 
 
 class LazyDetail(dict[str, Any]):
     """A dict of ``eager`` keys, completed by ``fill()`` on first use of anything else."""
 
-    __slots__ = ("_fill",)
+    __slots__ = ("_args", "_fill")
 
-    def __init__(self, eager: dict[str, Any], fill: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        eager: dict[str, Any],
+        fill: Callable[..., dict[str, Any]],
+        args: tuple[Any, ...] = (),
+    ) -> None:
         dict.__init__(self, eager)
-        self._fill: Callable[[], dict[str, Any]] | None = fill
+        self._fill: Callable[..., dict[str, Any]] | None = fill
+        self._args = args
 
     def _load(self) -> None:
         fill = self._fill
         if fill is not None:
-            dict.update(self, fill())
+            dict.update(self, fill(*self._args))
             self._fill = None
+            self._args = ()
 
     def __missing__(self, key: str) -> Any:
         if self._fill is None:
@@ -116,17 +122,3 @@ class LazyDetail(dict[str, Any]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (dict, (self.copy(),))
-
-
-def lazy_detail(eager: dict[str, Any], fill: Callable[[], dict[str, Any]]) -> LazyDetail:
-    """``LazyDetail(eager, fill)`` without the Python-level ``__init__`` (the scoring hot path).
-
-    Example:
-        >>> d = lazy_detail({"tp": 1.0}, lambda: {"reason": "ok"})
-        >>> d == LazyDetail({"tp": 1.0}, lambda: {"reason": "ok"}), list(d)
-        (True, ['tp', 'reason'])
-    """
-    d = _dict_new(LazyDetail)
-    _update(d, eager)
-    d._fill = fill
-    return d
