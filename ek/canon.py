@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,9 +34,8 @@ __all__ = [
 
 Canonicalizer = Callable[[Any], Any]
 
-_WS = re.compile(r"\s+")
-# BFCL's standardize_string removes exactly these nine characters: space , . / - _ * ^
-_BFCL_DROP = re.compile(r"[ \,\.\/\-\_\*\^]")
+# BFCL's standardize_string removes exactly these nine characters (its regex [ \,\.\/\-\_\*\^]).
+_BFCL_DROP = str.maketrans("", "", " ,./-_*^")
 
 
 def canonicalize_text(s: str) -> str:
@@ -47,7 +45,9 @@ def canonicalize_text(s: str) -> str:
         >>> canonicalize_text("Straße\\n  Nord")
         'strasse nord'
     """
-    return _WS.sub(" ", unicodedata.normalize("NFC", s).casefold()).strip()
+    # str.split() splits on exactly the characters the regex ``\s`` matches (str.isspace), so
+    # this is re.sub(r"\s+", " ", ...).strip() at a third of its cost.
+    return " ".join(unicodedata.normalize("NFC", s).casefold().split())
 
 
 def bfcl_standardize(s: str) -> str:
@@ -57,7 +57,7 @@ def bfcl_standardize(s: str) -> str:
         >>> bfcl_standardize("Don't-Stop")
         'don"tstop'
     """
-    return _BFCL_DROP.sub("", s).lower().replace("'", '"')
+    return s.translate(_BFCL_DROP).lower().replace("'", '"')
 
 
 def _deep(fn: Callable[[str], str]) -> Canonicalizer:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import importlib
 import math
 import pkgutil
+import re
+import sys
+import unicodedata
 
 import pytest
 from hypothesis import given
@@ -187,11 +190,27 @@ class TestCanon:
         assert canonicalize_text("e\u0301") == "\u00e9"  # NFC composes
         assert canonicalize_text("STRASSE") == canonicalize_text("straße")  # casefold
 
+    @given(st.text(st.characters(codec="utf-8"), max_size=30))
+    def test_default_folds_whitespace_like_the_regex(self, s: str) -> None:
+        # The written definition: NFC, casefold, runs of \s to one space, ends stripped.
+        want = re.sub(r"\s+", " ", unicodedata.normalize("NFC", s).casefold()).strip()
+        assert canonicalize_text(s) == want
+
+    def test_every_unicode_space_is_folded(self) -> None:
+        spaces = "".join(chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace())
+        assert canonicalize_text(f"a{spaces}b{spaces}") == "a b"
+        assert all(re.fullmatch(r"\s", c) for c in spaces)
+
     def test_bfcl_exact_character_class(self) -> None:
         # BFCL removes exactly ` ,./-_*^`, lowercases and turns ' into ".
         assert bfcl_standardize("A b,c.d/e-f_g*h^i") == "abcdefghi"
         assert bfcl_standardize("What?!:;()$%") == "what?!:;()$%"
         assert bfcl_standardize("It's") == 'it"s'
+
+    @given(st.text(st.characters(codec="utf-8"), max_size=30))
+    def test_bfcl_drops_what_its_regex_drops(self, s: str) -> None:
+        want = re.sub(r"[ \,\.\/\-\_\*\^]", "", s).lower().replace("'", '"')
+        assert bfcl_standardize(s) == want
 
     def test_deep_and_resolution(self) -> None:
         c = resolve_canonicalizer("default")
