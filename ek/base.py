@@ -13,12 +13,12 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Metric", "Score", "Signal", "is_episode"]
+__all__ = ["Metric", "Score", "Signal", "deferred_score", "is_episode"]
 
 
 def _freeze(detail: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -78,6 +78,51 @@ class Score:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict ``{"value": ..., "detail": {...}}``."""
         return {"value": self.value, "detail": dict(self.detail)}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickles as value and a plain copy of the detail (a mappingproxy does not pickle).
+        return (Score, (self.value, dict(self.detail)))
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for an attribute the instance lacks: the detail of a deferred_score,
+        # built on first read. Two threads racing here build it twice; the first one is kept.
+        d = self.__dict__
+        build = d.get("_build")
+        if name != "detail" or build is None:
+            if name == "detail" and "detail" in d:  # (built meanwhile by another thread)
+                return d["detail"]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        detail = d.setdefault("detail", MappingProxyType(build[0](*build[1])))
+        d.pop("_build", None)
+        return detail
+
+
+_new = object.__new__
+
+
+def deferred_score(
+    value: float, build: Callable[..., Mapping[str, Any]], args: tuple[Any, ...] = ()
+) -> Score:
+    """A :class:`Score` whose detail is ``build(*args)``, built the first time it is read.
+
+    For metrics whose value is cheap but whose explanation is not: scoring a corpus reads the
+    value of every score and the detail of few. ``build`` must return a fresh mapping (it is
+    wrapped read-only, not copied) and be a pure function of ``args``: when it runs must not
+    matter. The Score is otherwise an ordinary one (equality, ``repr``, pickling read the
+    detail and so build it).
+
+    Example:
+        >>> s = deferred_score(0.5, dict, ((("reason", "half"),),))
+        >>> s.value, s.reason, s == Score(0.5, {"reason": "half"})
+        (0.5, 'half', True)
+    """
+    if type(value) is not float:
+        return Score(value, build(*args))
+    s = _new(Score)
+    d = s.__dict__
+    d["value"] = value
+    d["_build"] = (build, args)
+    return s
 
 
 @runtime_checkable

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
+import pickle
 import pkgutil
 import re
 import sys
+import threading
 import unicodedata
+from types import MappingProxyType
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import ek
-from ek.base import Score, is_episode
+from ek.base import Score, deferred_score, is_episode
 from ek.canon import bfcl_standardize, canonicalize_text, resolve_canonicalizer
 from ek.evaluate import evaluate
 from ek.fields import FieldCounts, compare_fields, f1_score, micro_f1
@@ -60,6 +64,63 @@ class TestScore:
     def test_passed_and_reason(self) -> None:
         assert Score(1.0, {"passed": True, "reason": "ok"}).passed is True
         assert Score(1.0).passed is None and Score(1.0).reason == ""
+
+    def test_pickles_with_a_plain_copy_of_the_detail(self) -> None:
+        s = Score(0.5, {"tp": 1.0, "rows": [1, 2]})
+        back = pickle.loads(pickle.dumps(s))
+        assert back == s and type(back.detail) is MappingProxyType
+
+
+class TestDeferredScore:
+    def test_detail_built_once_on_first_read(self) -> None:
+        calls: list[int] = []
+
+        def build(x: int) -> dict[str, object]:
+            calls.append(x)
+            return {"passed": True, "reason": f"x={x}"}
+
+        s = deferred_score(1.0, build, (7,))
+        assert s.value == 1.0 and calls == []
+        assert s.passed is True and s.reason == "x=7" and calls == [7]
+        assert s.detail is s.detail and calls == [7]
+        assert type(s) is Score and type(s.detail) is MappingProxyType
+        with pytest.raises(TypeError):
+            s.detail["passed"] = False  # type: ignore[index]
+
+    def test_indistinguishable_from_an_eager_score(self) -> None:
+        eager = Score(0.25, {"tp": 1.0, "reason": "r"})
+        for read in (repr, lambda s: s.to_dict(), lambda s: pickle.loads(pickle.dumps(s))):
+            lazy = deferred_score(0.25, dict, ({"tp": 1.0, "reason": "r"},))
+            assert read(lazy) == read(eager)
+        lazy = deferred_score(0.25, dict, ({"tp": 1.0, "reason": "r"},))
+        assert lazy == eager and eager == lazy
+        assert dataclasses.replace(lazy, value=0.5) == Score(0.5, {"tp": 1.0, "reason": "r"})
+
+    def test_other_attributes_still_raise(self) -> None:
+        s = deferred_score(1.0, dict)
+        with pytest.raises(AttributeError, match="no attribute 'nope'"):
+            s.nope  # type: ignore[attr-defined]  # noqa: B018
+        assert not hasattr(Score(1.0), "nope") and s.detail == {}
+
+    def test_a_value_that_is_not_a_float_is_checked_at_once(self) -> None:
+        assert deferred_score(1, dict).value == 1.0  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="Score.value must be a float"):
+            deferred_score("1", dict)  # type: ignore[arg-type]
+
+    def test_concurrent_first_reads_see_one_detail(self) -> None:
+        for _ in range(20):
+            s = deferred_score(1.0, lambda: {"reason": "r"})
+            seen: list[object] = []
+            threads = [
+                threading.Thread(target=lambda s=s, seen=seen: seen.append(s.detail))
+                for _ in range(4)
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert all(d == {"reason": "r"} for d in seen)
+            assert s.detail is s.detail
 
 
 def test_is_episode_duck_typed() -> None:

@@ -43,7 +43,7 @@ from ek.agents._calls import _GCall, _iter_calls, _PCall, _pcall, _pred_args, _p
 from ek.agents._compare import _compare
 from ek.agents._lazydetail import LazyDetail
 from ek.agents._matching import _assign, _assign_rest
-from ek.base import Score
+from ek.base import Score, deferred_score
 from ek.fields import f1_score
 
 if TYPE_CHECKING:
@@ -294,14 +294,27 @@ def tool_score(
     explain: Callable[..., dict[str, Any]],
     args: tuple[Any, ...],
 ) -> Score:
-    """A tool-call Score: its F1, counts and verdict now, ``explain(*args)`` (reason and rows)
-    when first read. The one place every scoring path builds its Score.
+    """A tool-call Score: its F1 now; its detail when first read (:func:`~ek.base.deferred_score`),
+    and then the counts and verdict at once and ``explain(*args)`` (reason and rows) when first
+    read in turn. The one place every scoring path builds its Score.
 
     Example:
         >>> s = tool_score(2.0, 0.0, 0.0, True, dict, ((("reason", "ok"),),))
         >>> s.value, s.detail["tp"], s.reason, list(s.detail)[-1]
         (1.0, 2.0, 'ok', 'reason')
     """
+    return deferred_score(_f1(tp, fp, fn), _detail, (tp, fp, fn, valid, explain, args))
+
+
+def _detail(
+    tp: float,
+    fp: float,
+    fn: float,
+    valid: bool,
+    explain: Callable[..., dict[str, Any]],
+    args: tuple[Any, ...],
+) -> LazyDetail:
+    """A tool-call Score's detail: the counts and verdict, ``explain(*args)`` on first use."""
     d = _dict_new(LazyDetail)
     _update(d, _EAGER[valid])
     d["tp"] = tp
@@ -309,7 +322,7 @@ def tool_score(
     d["fn"] = fn
     d._fill = explain
     d._args = args
-    return make_score(_f1(tp, fp, fn), d)
+    return d
 
 
 def _f1(tp: float, fp: float, fn: float) -> float:
