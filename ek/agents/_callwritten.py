@@ -94,48 +94,27 @@ def _equal(v: Any, w: Any, ctx: _Ctx) -> bool | None:
         return bool(v == w)
     elif tv in _ATOMS and tw in _ATOMS:
         return False  # a bool is not a number; a string is neither
-    if tv not in _SEQS or tw not in _SEQS:
+    if not (_flat(v) and _flat(w)):
         return None
-    for x in v:
-        if type(x) not in _ATOMS:
-            return None
-    for y in w:
-        if type(y) not in _ATOMS:
-            return None
     return len(v) == len(w) and all(_equal(x, y, ctx) for x, y in zip(v, w))
 
 
-def _same(a: Mapping[str, Any], ga: Mapping[str, Any], ctx: _Ctx) -> bool | None:
-    """Are two argument mappings of one size canonically equal? ``None``: not decided here.
-
-    One canonically different argument settles it (the call cannot be claimed), whatever the
-    others hold; a value this module cannot judge before that gives up.
-    """
-    for k, v in a.items():
-        w = ga.get(k, _NO)
-        if w is _NO:
-            return False  # other argument names
-        tv = type(v)
-        if tv is type(w) and (tv is str or tv is int) and v == w:
-            continue  # the common case, decided inline
-        r = _equal(v, w, ctx)
-        if not r:
-            return r
-    return True
+def _flat(v: Any) -> bool:
+    """Is ``v`` a list or tuple of atoms?"""
+    return type(v) in _SEQS and all(type(x) in _ATOMS for x in v)
 
 
 def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
     """Exact claiming on the calls as written, or ``None`` when that needs the full preparation.
 
     A predicted call claims the first unclaimed gold call of its tool that is canonically equal
-    to it (:func:`_same`), as canonical-key claiming does, without preparing either. A call that
+    to it, as canonical-key claiming does, without preparing either. A call that
     is not a Step (a GoldCall on the gold side), a tool with a schema, an undecidable value or
     a malformed call returns ``None``: the caller prepares everything, and raises the usual
     errors in the usual order. Only the calls left unclaimed are prepared, or counted.
     """
     tools = ctx._tools
     by_tool: dict[str, list[int]] = {}
-    g_args: list[Mapping[str, Any]] = []
     for j, x in enumerate(gl):
         tx = type(x)
         if tx is not Step and tx is not GoldCall:
@@ -146,9 +125,9 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
             by_tool[t] = [j]
         else:
             b.append(j)
-        g_args.append(x.args)
     claimed: list[tuple[int, float] | None] = [None] * len(gl)
     left: list[tuple[int, str, Mapping[str, Any], _Tool]] = []
+    r: bool | None
     try:
         for i, x in enumerate(pl):
             if type(x) is not Step:
@@ -164,10 +143,21 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
             if cands:
                 n = len(a)
                 for j in cands:
-                    ga = g_args[j]
+                    ga = gl[j].args
                     if len(ga) != n:
                         continue
-                    r = _same(a, ga, ctx)
+                    # Canonically equal? One canonically different argument settles it (not
+                    # this gold call), whatever the others hold; an undecidable one gives up.
+                    for k, v in a.items():
+                        w = ga.get(k, _NO)
+                        tv = type(v)
+                        if tv is type(w) and (tv is str or tv is int) and v == w:
+                            continue  # the common case, decided inline
+                        r = False if w is _NO else _equal(v, w, ctx)  # _NO: other names
+                        if not r:
+                            break
+                    else:
+                        r = True
                     if r:
                         cands.remove(j)
                         claimed[j] = (i, info.nmass[n])
@@ -180,18 +170,19 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
             left.append((i, t, a, info))
     except Exception:  # an odd value (a strange ==): the full path
         return None
+    calls = tuple(gl)
     if not left and None not in claimed:
-        return _perfect(tuple(gl), claimed)
-    counted = _count_left(tuple(gl), by_tool, g_args, claimed, left, ctx)
+        return _perfect(calls, claimed)
+    counted = _count_left(calls, by_tool, claimed, left, ctx)
     if counted is not None:
         return counted
-    g_tools = [x.tool for x in gl]
+    g_tools = [x.tool for x in calls]
     rest_g = []
     for j, c in enumerate(claimed):
         if c is None:
             t = g_tools[j]
             info = tools.get(t)
-            rest_g.append(_gold_call(j, t, g_args[j], info or ctx.tool(t), ctx))
+            rest_g.append(_gold_call(j, t, calls[j].args, info or ctx.tool(t), ctx))
     left_p = []
     for i, t, a, info in left:
         fa, mass = _pred_args(i, t, a, info, ctx)
@@ -201,15 +192,7 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
 
 def _countable(args: Mapping[str, Any]) -> bool:
     """Are all values atoms or flat lists/tuples of atoms (what :func:`_equal` decides)?"""
-    for v in args.values():
-        tv = type(v)
-        if tv not in _ATOMS:
-            if tv not in _SEQS:
-                return False
-            for x in v:
-                if type(x) not in _ATOMS:
-                    return False
-    return True
+    return all(type(v) in _ATOMS or _flat(v) for v in args.values())
 
 
 class _CountedPair(NamedTuple):
@@ -233,7 +216,6 @@ class _CountedPair(NamedTuple):
 def _count_left(
     calls: tuple[Any, ...],
     by_tool: dict[str, list[int]],
-    g_args: list[Mapping[str, Any]],
     claimed: list[tuple[int, float] | None],
     left: list[tuple[int, str, Mapping[str, Any], _Tool]],
     ctx: _Ctx,
@@ -247,7 +229,7 @@ def _count_left(
     lp: dict[str, tuple[int, str, Mapping[str, Any], _Tool]] = {}
     for p in left:
         t = p[1]
-        if t in lp or not _countable(p[2]):
+        if t in lp:
             return None
         lp[t] = p
     missing: list[CallRow] = []
@@ -259,11 +241,13 @@ def _count_left(
         if len(rem) > 1:
             return None
         j = rem[0]
-        ga = g_args[j]
+        ga = calls[j].args
         info = tools.get(t) or ctx.tool(t)
-        if info.fields is not None or not _countable(ga):
+        if info.fields is not None:
             return None
         if t not in lp:
+            if not _countable(ga):
+                return None
             missing.append((j, t, dict(ga), info.nmass[len(ga)]))
             continue
         i, _, a, _ = lp.pop(t)
@@ -272,18 +256,30 @@ def _count_left(
         fp = fn = 0.0
         n_match = 0
         n_out = len(ga)
-        for k, gv in ga.items():
+        for k, gv in ga.items():  # every value is checked countable on the way
             pv = a.get(k, _NO)
             if pv is _NO:
+                if type(gv) not in _ATOMS and not _flat(gv):
+                    return None
                 fn += dimp
-            elif _equal(pv, gv, ctx):
+                continue
+            tv = type(pv)
+            if tv is type(gv) and (tv is str or tv is int) and pv == gv:
+                r: bool | None = True
+            else:
+                r = _equal(pv, gv, ctx)
+                if r is None:
+                    return None
+            if r:
                 tp += dimp
                 n_match += 1
             else:
                 fp += dimp
                 fn += dimp
-        for k in a:
+        for k, pv in a.items():
             if k not in ga:
+                if type(pv) not in _ATOMS and not _flat(pv):
+                    return None
                 fp += dimp
                 n_out += 1
         exact = fp == 0.0 and fn == 0.0 and n_match == n_out
@@ -295,6 +291,8 @@ def _count_left(
             missing.append((j, t, dict(ga), gmass))
             extra.append((i, t, dict(a), pmass))
     for i, t, a, info in lp.values():
+        if not _countable(a):
+            return None
         extra.append((i, t, dict(a), info.nmass[len(a)]))
     tp = fp = fn = 0.0
     valid = True
