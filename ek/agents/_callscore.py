@@ -217,6 +217,7 @@ def _explain(
     tp: float,
     fp: float,
     fn: float,
+    f1: float,
 ) -> dict[str, Any]:
     """The written part of :func:`_tally`'s detail: reason and rows."""
     wrong: list[WrongRow] = [
@@ -226,9 +227,7 @@ def _explain(
         if a.verdict != "match"
     ]
     return {
-        "reason": reason_text(
-            valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, _f1(tp, fp, fn)
-        ),
+        "reason": reason_text(valid, len(matched), n_exact, miss, ext, wrong, tp, fp, fn, f1),
         "matched": [
             {"gold": gi, "pred": pi, "tool": tool, "exact": exact}
             for gi, pi, tool, exact in matched
@@ -251,11 +250,10 @@ def _perfect(calls: Sequence[Any], claimed: list[tuple[int, float] | None]) -> S
 
 
 def _explain_perfect(
-    calls: Sequence[Any], claimed: list[tuple[int, float] | None], tp: float
+    calls: Sequence[Any], claimed: list[tuple[int, float] | None], tp: float, f1: float
 ) -> dict[str, Any]:
     """The written part of :func:`_perfect`'s detail: reason and rows."""
     n = len(claimed)
-    f1 = _f1(tp, 0.0, 0.0)
     return {
         "reason": (
             f"valid: {n} of {n} gold call(s) matched exactly; "
@@ -295,15 +293,20 @@ def tool_score(
     args: tuple[Any, ...],
 ) -> Score:
     """A tool-call Score: its F1 now; its detail when first read (:func:`~ek.base.deferred_score`),
-    and then the counts and verdict at once and ``explain(*args)`` (reason and rows) when first
-    read in turn. The one place every scoring path builds its Score.
+    and then the counts and verdict at once and ``explain(*args, f1)`` (reason and rows) when
+    first read in turn. The one place every scoring path builds its Score.
 
     Example:
-        >>> s = tool_score(2.0, 0.0, 0.0, True, dict, ((("reason", "ok"),),))
+        >>> s = tool_score(2.0, 1.0, 1.0, False, lambda f1: {"reason": f"F1 {f1}"}, ())
         >>> s.value, s.detail["tp"], s.reason, list(s.detail)[-1]
-        (1.0, 2.0, 'ok', 'reason')
+        (0.6666666666666666, 2.0, 'F1 0.6666666666666666', 'reason')
     """
-    return deferred_score(_f1(tp, fp, fn), _detail, (tp, fp, fn, valid, explain, args))
+    if type(tp) is float and 0.0 <= tp < _INF and 0.0 <= fp < _INF and 0.0 <= fn < _INF:
+        denom = 2.0 * tp + fp + fn
+        f1 = 1.0 if denom == 0 else 2.0 * tp / denom  # f1_score's formula, inputs known valid
+    else:
+        f1 = f1_score(tp, fp, fn)
+    return deferred_score(f1, _detail, (tp, fp, fn, valid, explain, args, f1))
 
 
 def _detail(
@@ -313,25 +316,17 @@ def _detail(
     valid: bool,
     explain: Callable[..., dict[str, Any]],
     args: tuple[Any, ...],
+    f1: float,
 ) -> LazyDetail:
-    """A tool-call Score's detail: the counts and verdict, ``explain(*args)`` on first use."""
+    """A tool-call Score's detail: the counts and verdict, ``explain(*args, f1)`` on first use."""
     d = _dict_new(LazyDetail)
     _update(d, _EAGER[valid])
     d["tp"] = tp
     d["fp"] = fp
     d["fn"] = fn
     d._fill = explain
-    d._args = args
+    d._args = (*args, f1)
     return d
-
-
-def _f1(tp: float, fp: float, fn: float) -> float:
-    """Weighted F1 of finite non-negative float counts by :func:`~ek.fields.f1_score`'s formula,
-    without its validation; anything else through ``f1_score`` itself."""
-    if type(tp) is float and 0.0 <= tp < _INF and 0.0 <= fp < _INF and 0.0 <= fn < _INF:
-        denom = 2.0 * tp + fp + fn
-        return 1.0 if denom == 0 else 2.0 * tp / denom
-    return f1_score(tp, fp, fn)
 
 
 def score_assignment(

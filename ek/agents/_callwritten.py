@@ -337,6 +337,7 @@ def _explain_left(
     tp: float,
     fp: float,
     fn: float,
+    f1: float,
 ) -> dict[str, Any]:
     """The written part of :func:`_count_left`'s detail: :func:`_explain` of its rows."""
     matched: list[tuple[int, int, str, bool]] = []
@@ -357,7 +358,7 @@ def _explain_left(
             else:
                 inexact.append((t, j, i, cp))
     valid = not missing and not extra and n_exact == len(matched)
-    return _explain(valid, matched, n_exact, missing, extra, inexact, tp, fp, fn)
+    return _explain(valid, matched, n_exact, missing, extra, inexact, tp, fp, fn, f1)
 
 
 def _first(row: CallRow) -> int:
