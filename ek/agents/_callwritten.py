@@ -30,17 +30,18 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ek.agents._calls import _as_list, _gold_call, _pcall, _pred_args, _prepare_gold
 from ek.agents._callscore import _explain, _perfect, _rows, score_calls, tool_score
-from ek.agents._compare import _V, _compare
+from ek.agents._compare import _compare
 from ek.agents._gold import GoldCall
 from ek.agents.base import Step
 
 if TYPE_CHECKING:
     from ek.agents._callargs import _Ctx, _Tool
     from ek.agents._callreport import CallRow
+    from ek.agents._compare import _Pair
     from ek.base import Score
 
 __all__ = ["score_raw"]
@@ -195,22 +196,13 @@ def _countable(args: Mapping[str, Any]) -> bool:
     return all(type(v) in _ATOMS or _flat(v) for v in args.values())
 
 
-class _CountedPair(NamedTuple):
-    """A pair's weighted counts; its per-argument verdicts are computed by :func:`_compare` when
-    read (only an explanation reads them, once)."""
-
-    tp: float
-    fp: float
-    fn: float
-    exact: bool
-    call: tuple[Any, ...]
-
-    @property
-    def verdicts(self) -> tuple[Any, ...]:
-        i, t, a, j, ga, info, ctx = self.call
-        fa, mass = _pred_args(i, t, a, info, ctx)
-        pc = _pcall(i, t, a, info, fa, None, mass)
-        return _compare(pc, _gold_call(j, t, ga, info, ctx), ctx).verdicts
+def _compared(
+    i: int, t: str, a: Mapping[str, Any], j: int, ga: Mapping[str, Any], info: _Tool, ctx: _Ctx
+) -> _Pair:
+    """Predicted call ``i`` and gold call ``j`` prepared and compared (their verdicts, for an
+    explanation: :func:`_count_left` counted them without)."""
+    fa, mass = _pred_args(i, t, a, info, ctx)
+    return _compare(_pcall(i, t, a, info, fa, None, mass), _gold_call(j, t, ga, info, ctx), ctx)
 
 
 def _count_left(
@@ -234,7 +226,8 @@ def _count_left(
         lp[t] = p
     missing: list[CallRow] = []
     extra: list[CallRow] = []
-    pairs: dict[int, tuple[int, _CountedPair]] = {}
+    # gold index -> (predicted index, tp, fp, fn, exact, tool, predicted args, gold args, info)
+    pairs: dict[int, tuple[Any, ...]] = {}
     for t, rem in by_tool.items():
         if not rem:
             continue
@@ -286,7 +279,7 @@ def _count_left(
         gmass = info.nmass[len(ga)]
         pmass = info.nmass[len(a)]
         if exact or fp + fn <= gmass + pmass:
-            pairs[j] = (i, _V(_CountedPair, (tp, fp, fn, exact, (i, t, a, j, ga, info, ctx))))
+            pairs[j] = (i, tp, fp, fn, exact, t, a, ga, info)
         else:
             missing.append((j, t, dict(ga), gmass))
             extra.append((i, t, dict(a), pmass))
@@ -302,11 +295,10 @@ def _count_left(
         else:
             pr = pairs.get(j)
             if pr is not None:
-                cp = pr[1]
-                tp += cp.tp
-                fp += cp.fp
-                fn += cp.fn
-                if not cp.exact:
+                tp += pr[1]
+                fp += pr[2]
+                fn += pr[3]
+                if not pr[4]:
                     valid = False
     if missing:
         valid = False
@@ -315,7 +307,7 @@ def _count_left(
         valid = False
         fp = _add(fp, extra)
     return tool_score(
-        tp, fp, fn, valid, _explain_left, (calls, claimed, pairs, missing, extra, tp, fp, fn)
+        tp, fp, fn, valid, _explain_left, (calls, claimed, pairs, missing, extra, tp, fp, fn, ctx)
     )
 
 
@@ -331,12 +323,13 @@ def _add(total: float, rows: list[CallRow]) -> float:
 def _explain_left(
     calls: tuple[Any, ...],
     claimed: list[tuple[int, float] | None],
-    pairs: dict[int, tuple[int, _CountedPair]],
+    pairs: dict[int, tuple[Any, ...]],
     missing: list[CallRow],
     extra: list[CallRow],
     tp: float,
     fp: float,
     fn: float,
+    ctx: _Ctx,
     f1: float,
 ) -> dict[str, Any]:
     """The written part of :func:`_count_left`'s detail: :func:`_explain` of its rows."""
@@ -351,12 +344,12 @@ def _explain_left(
             continue
         pr = pairs.get(j)
         if pr is not None:
-            i, cp = pr
-            matched.append((j, i, t, cp.exact))
-            if cp.exact:
+            i, _, _, _, exact, _, a, ga, info = pr
+            matched.append((j, i, t, exact))
+            if exact:
                 n_exact += 1
             else:
-                inexact.append((t, j, i, cp))
+                inexact.append((t, j, i, _compared(i, t, a, j, ga, info, ctx)))
     valid = not missing and not extra and n_exact == len(matched)
     return _explain(valid, matched, n_exact, missing, extra, inexact, tp, fp, fn, f1)
 
