@@ -163,3 +163,19 @@ def test_one_call_per_tool_left_over(
     p = [Step(t, a) for t, a in pred.items()] + [Step(t, gold[t]) for t in copies if t in gold]
     g = [Step(t, a) for t, a in gold.items()] + [Step(t, gold[t]) for t in copies if t in gold]
     _both(p, g, grammar=ODD_COSTS if odd else None)
+
+
+def test_whole_number_costs_are_summed_in_any_order_others_in_gold_order() -> None:
+    # Default costs are whole numbers: the claimed masses' sum in predicted order is exact.
+    m = ToolCallMetric()
+    gold = [Step("f", {"x": 1}), Step("g", {"y": "a"}), Step("h", {"z": 2})]
+    pred = [gold[2], Step("g", {"y": "b"}), gold[0]]
+    _both(pred, gold)
+    m(pred, gold)
+    assert m._ctx.integral
+    # 0.1 + 0.7 + 0.2 depends on the order of addition: these go through gold order.
+    odd = GraphGrammar([ToolSpec("g", weight=0.7).to_node_type()], default_importance=0.1)
+    m = ToolCallMetric(grammar=odd)
+    m(pred, gold)
+    assert not m._ctx.integral
+    _both(pred, gold, grammar=odd)

@@ -60,7 +60,7 @@ def _bad_value(v: Any) -> TypeError:
 class _Ctx:
     """Per-evaluation look-ups: grammar costs and schema fields, and the canonicaliser memo."""
 
-    __slots__ = ("_tools", "canon", "grammar", "leaf_canon", "memo")
+    __slots__ = ("_tools", "canon", "grammar", "integral", "leaf_canon", "memo")
 
     def __init__(self, grammar: GraphGrammar | None, canon: Canonicalizer, memo: dict[str, Any]):
         self.grammar = grammar
@@ -69,6 +69,9 @@ class _Ctx:
         self.leaf_canon = not _is_builtin_canon(canon)
         self.memo = memo
         self._tools: dict[str, _Tool] = {}
+        # Every tool looked up so far has small whole-number costs (the default): sums of its
+        # masses are exact in any order, so they need not be added in gold order.
+        self.integral = True
 
     # -- canonical strings (memoised: the same strings recur across a corpus)
     def cs(self, s: str) -> Any:
@@ -124,6 +127,8 @@ class _Ctx:
         t = self._tools.get(name)
         if t is None:
             t = self._tools[name] = _Tool(self.grammar, name)
+            if not t.integral:
+                self.integral = False
         return t
 
     def fields(self, tool: str) -> dict[str, FieldSpec] | None:
@@ -140,7 +145,7 @@ class _Ctx:
 class _Tool:
     """What the grammar says about one tool: weight, argument importances, schema and types."""
 
-    __slots__ = ("dimp", "fields", "imps", "nmass", "types", "weight")
+    __slots__ = ("dimp", "fields", "imps", "integral", "nmass", "types", "weight")
 
     def __init__(self, grammar: GraphGrammar | None, name: str) -> None:
         node = None if grammar is None else grammar.node(name)
@@ -156,6 +161,11 @@ class _Tool:
             {} if self.fields is None else {k: _field_types(f) for k, f in self.fields.items()}
         )
         self.nmass = _Masses(self.weight, self.dimp)
+        # Whole numbers below 2**32: any sum of a call list's masses is exact in floating point.
+        self.integral = all(
+            float(x).is_integer() and 0 <= x < 2**32
+            for x in (self.weight, self.dimp, *self.imps.values())
+        )
 
 
 class _Masses(dict[int, float]):

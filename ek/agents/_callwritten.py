@@ -129,6 +129,7 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
     claimed: list[tuple[int, float] | None] = [None] * len(gl)
     left: list[tuple[int, str, Mapping[str, Any], _Tool]] = []
     r: bool | None
+    tp = 0.0  # the claimed masses, in predicted order (used when that order gives the same sum)
     try:
         for i, x in enumerate(pl):
             if type(x) is not Step:
@@ -161,7 +162,9 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
                         r = True
                     if r:
                         cands.remove(j)
-                        claimed[j] = (i, info.nmass[n])
+                        mass = info.nmass[n]
+                        claimed[j] = (i, mass)
+                        tp += mass
                         break
                     if r is None:
                         return None
@@ -173,8 +176,8 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
         return None
     calls = tuple(gl)
     if not left and None not in claimed:
-        return _perfect(calls, claimed)
-    counted = _count_left(calls, by_tool, claimed, left, ctx)
+        return _perfect(calls, claimed, tp if ctx.integral else None)
+    counted = _count_left(calls, by_tool, claimed, left, ctx, tp)
     if counted is not None:
         return counted
     g_tools = [x.tool for x in calls]
@@ -211,12 +214,15 @@ def _count_left(
     claimed: list[tuple[int, float] | None],
     left: list[tuple[int, str, Mapping[str, Any], _Tool]],
     ctx: _Ctx,
+    tp_claimed: float,
 ) -> Score | None:
     """Score what exact claiming left without preparing it, when that is simple: at most one
     gold and one predicted call left per tool (``by_tool`` holds the unclaimed gold calls), all
     of countable values, no schema. A pair is then counted argument by argument as
     :func:`_compare` counts it and kept by ``_assign_group``'s 1x1 rule, and the counts are
-    summed as :func:`~ek.agents._callscore._tally` sums them; ``None`` otherwise."""
+    summed as :func:`~ek.agents._callscore._tally` sums them (in any order when that gives the
+    same floats, ``ctx.integral``: ``tp_claimed`` is then the claimed masses' sum); ``None``
+    otherwise."""
     tools = ctx._tools
     lp: dict[str, tuple[int, str, Mapping[str, Any], _Tool]] = {}
     for p in left:
@@ -289,17 +295,26 @@ def _count_left(
         extra.append((i, t, dict(a), info.nmass[len(a)]))
     tp = fp = fn = 0.0
     valid = True
-    for j, c in enumerate(claimed):  # in gold order, as _tally sums
-        if c is not None:
-            tp += c[1]
-        else:
-            pr = pairs.get(j)
-            if pr is not None:
-                tp += pr[1]
-                fp += pr[2]
-                fn += pr[3]
-                if not pr[4]:
-                    valid = False
+    if ctx.integral:  # whole numbers: the sums are exact in any order
+        tp = tp_claimed
+        for pr in pairs.values():
+            tp += pr[1]
+            fp += pr[2]
+            fn += pr[3]
+            if not pr[4]:
+                valid = False
+    else:
+        for j, c in enumerate(claimed):  # in gold order, as _tally sums
+            if c is not None:
+                tp += c[1]
+            else:
+                got = pairs.get(j)
+                if got is not None:
+                    tp += got[1]
+                    fp += got[2]
+                    fn += got[3]
+                    if not got[4]:
+                        valid = False
     if missing:
         valid = False
         fn = _add(fn, missing)
