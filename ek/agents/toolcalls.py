@@ -234,7 +234,7 @@ class ToolCallMetric:
 
     def __call__(self, pred: Any, gold: Any) -> Score:
         """Score one prediction (Episode, Trajectory or list of calls) against its gold."""
-        if not isinstance(gold, (TaskSpec, BfclCase)):
+        if type(gold) is list or not isinstance(gold, (TaskSpec, BfclCase)):
             return score_raw(pred, gold, self._ctx)
         ctx, golds = self._gold(gold)
         return score_calls(pred, golds, ctx)
