@@ -150,16 +150,19 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
                         continue
                     # Canonically equal? One canonically different argument settles it (not
                     # this gold call), whatever the others hold; an undecidable one gives up.
-                    for k, v in a.items():
-                        w = ga.get(k, _NO)
-                        tv = type(v)
-                        if tv is type(w) and (tv is str or tv is int) and v == w:
-                            continue  # the common case, decided inline
-                        r = False if w is _NO else _equal(v, w, ctx)  # _NO: other names
-                        if not r:
-                            break
-                    else:
-                        r = True
+                    try:
+                        for k, v in a.items():
+                            w = ga[k]
+                            tv = type(v)
+                            if tv is type(w) and (tv is str or tv is int) and v == w:
+                                continue  # the common case, decided inline
+                            r = _equal(v, w, ctx)
+                            if not r:
+                                break
+                        else:
+                            r = True
+                    except KeyError:  # other argument names: not this gold call
+                        r = False
                     if r:
                         cands.remove(j)
                         mass = info.nmass[n]
