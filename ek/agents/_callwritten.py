@@ -219,40 +219,34 @@ def _count_left(
     ctx: _Ctx,
     tp_claimed: float,
 ) -> Score | None:
-    """Score what exact claiming left without preparing it, when that is simple: at most one
-    gold and one predicted call left per tool (``by_tool`` holds the unclaimed gold calls), all
-    of countable values, no schema. A pair is then counted argument by argument as
+    """Score what exact claiming left without preparing it, when that is simple: no tool with
+    a predicted call left and more than one gold call left, or two predicted calls for its one
+    (``by_tool`` holds the unclaimed gold calls), all of countable values, no schema. A pair
+    is then counted argument by argument as
     :func:`_compare` counts it and kept by ``_assign_group``'s 1x1 rule, and the counts are
     summed as :func:`~ek.agents._callscore._tally` sums them (in any order when that gives the
     same floats, ``ctx.integral``: ``tp_claimed`` is then the claimed masses' sum); ``None``
     otherwise."""
-    tools = ctx._tools
-    lp: dict[str, tuple[int, str, Mapping[str, Any], _Tool]] = {}
-    for p in left:
-        t = p[1]
-        if t in lp:
-            return None
-        lp[t] = p
     missing: list[CallRow] = []
     extra: list[CallRow] = []
     # gold index -> (predicted index, tp, fp, fn, exact, tool, predicted args, gold args, info)
     pairs: dict[int, tuple[Any, ...]] = {}
-    for t, rem in by_tool.items():
-        if not rem:
+    paired: set[str] | None = None  # tools whose one unclaimed gold call was taken by a pair
+    for i, t, a, info in left:
+        rem = by_tool.get(t)
+        if not rem:  # no gold call of its tool left: extra (unless another one took it)
+            if (paired is not None and t in paired) or not _countable(a):
+                return None
+            extra.append((i, t, dict(a), info.nmass[len(a)]))
             continue
         if len(rem) > 1:
             return None
-        j = rem[0]
+        j = rem.pop()
+        if paired is None:
+            paired = {t}
+        else:
+            paired.add(t)
         ga = calls[j].args
-        info = tools.get(t) or ctx.tool(t)
-        if info.fields is not None:
-            return None
-        if t not in lp:
-            if not _countable(ga):
-                return None
-            missing.append((j, t, dict(ga), info.nmass[len(ga)]))
-            continue
-        i, _, a, _ = lp.pop(t)
         dimp = info.dimp
         tp = info.weight
         fp = fn = 0.0
@@ -292,10 +286,18 @@ def _count_left(
         else:
             missing.append((j, t, dict(ga), gmass))
             extra.append((i, t, dict(a), pmass))
-    for i, t, a, info in lp.values():
-        if not _countable(a):
-            return None
-        extra.append((i, t, dict(a), info.nmass[len(a)]))
+    if claimed.count(None) > len(pairs) + len(missing):  # gold calls no predicted call wanted
+        tools = ctx._tools
+        for t, rem in by_tool.items():
+            if rem:
+                info = tools.get(t) or ctx.tool(t)
+                if info.fields is not None:
+                    return None
+                for j in rem:
+                    ga = calls[j].args
+                    if not _countable(ga):
+                        return None
+                    missing.append((j, t, dict(ga), info.nmass[len(ga)]))
     tp = fp = fn = 0.0
     valid = True
     if ctx.integral:  # whole numbers: the sums are exact in any order
