@@ -306,9 +306,11 @@ def tool_score(
         >>> s.value, s.detail["tp"], s.reason, list(s.detail)[-1]
         (0.6666666666666666, 2.0, 'F1 0.6666666666666666', 'reason')
     """
-    if type(tp) is float and 0.0 <= tp < _INF and 0.0 <= fp < _INF and 0.0 <= fn < _INF:
-        denom = 2.0 * tp + fp + fn
-        f1 = 1.0 if denom == 0 else 2.0 * tp / denom  # f1_score's formula, inputs known valid
+    # The counts are sums of costs the grammar checked finite and >= 0: only an overflow to
+    # infinity is left for f1_score to reject. Otherwise this is f1_score's own formula.
+    denom = 2.0 * tp + fp + fn
+    if denom < _INF:
+        f1 = 1.0 if denom == 0 else 2.0 * tp / denom
     else:
         f1 = f1_score(tp, fp, fn)
     return deferred_score(f1, _detail, (tp, fp, fn, valid, explain, args, f1))
