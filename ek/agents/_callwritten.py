@@ -97,12 +97,24 @@ def _equal(v: Any, w: Any, ctx: _Ctx) -> bool | None:
         return False  # a bool is not a number; a string is neither
     if not (_flat(v) and _flat(w)):
         return None
-    return len(v) == len(w) and all(_equal(x, y, ctx) for x, y in zip(v, w))
+    if len(v) != len(w):
+        return False
+    for x, y in zip(v, w):
+        if type(x) is type(y) and x == y:
+            continue  # atoms of one type: == is canonical equality (NaN is not == itself)
+        if not _equal(x, y, ctx):
+            return False
+    return True
 
 
 def _flat(v: Any) -> bool:
     """Is ``v`` a list or tuple of atoms?"""
-    return type(v) in _SEQS and all(type(x) in _ATOMS for x in v)
+    if type(v) not in _SEQS:
+        return False
+    for x in v:  # noqa: SIM110 (a loop: all() of a generator costs several times more here)
+        if type(x) not in _ATOMS:
+            return False
+    return True
 
 
 def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
@@ -199,7 +211,10 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
 
 def _countable(args: Mapping[str, Any]) -> bool:
     """Are all values atoms or flat lists/tuples of atoms (what :func:`_equal` decides)?"""
-    return all(type(v) in _ATOMS or _flat(v) for v in args.values())
+    for v in args.values():  # noqa: SIM110 (as in _flat)
+        if type(v) not in _ATOMS and not _flat(v):
+            return False
+    return True
 
 
 def _compared(
