@@ -9,8 +9,9 @@ part when each loop's ``starmap`` object is freed (``--dump-after=starmap_deallo
 case generation and input building are not counted. Same cases as ``bench/toolcalls.py``.
 
 Run: ``.venv/bin/python bench/toolcalls_instructions.py [n_episodes_per_kind]`` (needs
-``valgrind``; a few minutes). Prints thousands of instructions per episode per case kind and
-the ratio of ek to the fastest Ragas metric.
+``valgrind``; a few minutes). Prints thousands of instructions per episode per case kind (ek
+reading the value, ek building every detail too, the two Ragas metrics) and the ratio of ek to
+the fastest Ragas metric.
 """
 
 from __future__ import annotations
@@ -46,6 +47,16 @@ def _inner(tool: str, n: int) -> None:
 
         def fn(p: Any, g: Any) -> float:
             return m(p, g).value
+
+    elif tool == "ek_detail":  # every detail built: counts, verdict, reason and rows
+
+        def build(cases: list[Any]) -> list[tuple[Any, Any]]:
+            return [(p, g) for _, p, g in cases]
+
+        def fn(p: Any, g: Any) -> float:
+            s = m(p, g)
+            s.detail["reason"]
+            return s.value
 
     else:
         from ragas.metrics.collections import ToolCallAccuracy, ToolCallF1
@@ -108,13 +119,17 @@ def main(n: int = 300) -> None:
     if shutil.which("valgrind") is None:
         print("valgrind not found: this benchmark counts instructions with callgrind")
         return
-    ek, f1, acc = (_measure(tool, n) for tool in ("ek", "f1", "acc"))
+    ek, ekd, f1, acc = (_measure(tool, n) for tool in ("ek", "ek_detail", "f1", "acc"))
     print(f"{n} episodes per row; thousands of instructions per episode (callgrind)\n")
-    print("| cases | ek | Ragas ToolCallF1 | Ragas ToolCallAccuracy | ek / fastest |")
-    print("|---|---:|---:|---:|---:|")
-    for label, e, f, a in zip(("bench mix", *KINDS), ek, f1, acc):
+    print(
+        "| cases | ek | ek, detail read | Ragas ToolCallF1 | Ragas ToolCallAccuracy "
+        "| ek / fastest |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
+    for label, e, d, f, a in zip(("bench mix", *KINDS), ek, ekd, f1, acc):
         print(
-            f"| {label} | {e / 1e3:.1f}k | {f / 1e3:.1f}k | {a / 1e3:.1f}k | {e / min(f, a):.2f} |"
+            f"| {label} | {e / 1e3:.1f}k | {d / 1e3:.1f}k | {f / 1e3:.1f}k | {a / 1e3:.1f}k "
+            f"| {e / min(f, a):.2f} |"
         )
 
 

@@ -108,3 +108,19 @@ def test_aggregate_reads_only_eager_keys() -> None:
     m = ToolCallMetric()
     scores = [m(PRED, GOLD) for _ in range(3)]
     assert m.aggregate(scores) == 1.0
+
+
+def test_explanation_read_later_shows_the_calls_as_scored() -> None:
+    # The detail is built on first read; what it shows was copied at scoring time: the gold
+    # list and the argument mappings of missing and extra calls.
+    gold = [Step("search", {"q": "refund policy"}), Step("lookup", {"id": 7})]
+    pred = [Step("search", {"q": "refund policy"}), Step("cancel", {"id": 7})]
+    want = ToolCallMetric()(list(pred), list(gold)).detail  # read at once
+    s = ToolCallMetric()(pred, gold)
+    gold[0] = Step("other", {})
+    gold.append(Step("late", {}))
+    pred[1].args["id"] = 8  # type: ignore[index]  # (a Step's own mapping, mutated in place)
+    gold[1].args["id"] = 9  # type: ignore[index]
+    assert dict(s.detail) == dict(want)
+    assert s.detail["missing"][0]["args"] == {"id": 7}
+    assert s.detail["extra"][0]["args"] == {"id": 7}

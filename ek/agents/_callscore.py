@@ -9,13 +9,14 @@ gold without preparing what it does not need. Both end in :func:`_tally` (or :fu
 when every call was claimed exactly, or ``_callwritten._count_left``), and every path builds its
 Score with :func:`tool_score`.
 
-Every Score's ``reason`` and rows are written on first read (a
-:class:`~ek.agents._lazydetail.LazyDetail`); ``tp``/``fp``/``fn``/``passed``/``valid`` are there
-at once. The arguments of missing and extra
-calls are copied at scoring time; argument values are held by reference (as the rows always
-held them), so a value mutated in place between scoring and the first read of the explanation
-shows up in it. The detail is the same, key for key and value for value, as the
-:class:`~ek.agents.toolcalls.MatchResult` route (the same sums in the same order, the same words
+Every Score's detail is built on first read (:func:`ek.base.deferred_score`) with its counts
+and verdict (``tp``/``fp``/``fn``/``passed``/``valid``); its ``reason`` and rows are written on
+the first read of one of them (a :class:`~ek.agents._lazydetail.LazyDetail`). The gold calls and the arguments of
+missing and extra calls are copied at scoring time; argument values are held by reference (as
+the rows always held them), so a value mutated in place between scoring and the first read of
+the explanation shows up in it. The detail is the same, key for key and value for value, as the
+:class:`~ek.agents.toolcalls.MatchResult` route (the same sums, added in the same order unless whole-number costs make the order
+irrelevant, the same words
 from :mod:`ek.agents._callreport`), and a characterisation test pins that.
 
 Example:

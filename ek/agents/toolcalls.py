@@ -171,10 +171,13 @@ class ToolCallMetric:
         canonicalizer: ``"default"`` (NFC, casefold, whitespace folded), ``"bfcl"`` (BFCL's
             ``standardize_string``), ``"raw"`` or a callable on leaf values.
 
-    The detail's ``reason`` and rows (``matched``, ``missing``, ``extra``, ``wrong_args``) are
-    written the first time they are read; the counts and verdicts are computed at once. Argument
-    values are held by reference: mutate one in place after scoring and the explanation read
-    later shows the new value (the counts do not change).
+    The value and the counts behind it are computed at once; the detail is built the first time
+    it is read (:func:`ek.base.deferred_score`: scoring a corpus reads every value and few
+    details), and its ``reason`` and rows (``matched``, ``missing``, ``extra``, ``wrong_args``)
+    the first time one of them is read. The gold list and the argument mappings of missing and
+    extra calls are copied at scoring time; argument values are held by reference: mutate one in
+    place after scoring and the explanation read later shows the new value (the counts do not
+    change).
 
     Example:
         >>> from ek.agents.base import Step, ToolSpec, TaskSpec
