@@ -24,7 +24,7 @@ from typing import Any
 
 from ek.agents._bfcltypes import _field_types
 from ek.agents._gold import AnyOf
-from ek.canon import Canonicalizer, resolve_canonicalizer
+from ek.canon import Canonicalizer, text_function
 from ek.grammar import FieldSpec, GraphGrammar
 
 __all__ = [
@@ -60,13 +60,16 @@ def _bad_value(v: Any) -> TypeError:
 class _Ctx:
     """Per-evaluation look-ups: grammar costs and schema fields, and the canonicaliser memo."""
 
-    __slots__ = ("_tools", "canon", "grammar", "integral", "leaf_canon", "memo")
+    __slots__ = ("_text", "_tools", "canon", "grammar", "integral", "leaf_canon", "memo")
 
     def __init__(self, grammar: GraphGrammar | None, canon: Canonicalizer, memo: dict[str, Any]):
         self.grammar = grammar
         self.canon = canon
-        # The built-in canonicalisers pass non-strings through unchanged: skip calling them.
-        self.leaf_canon = not _is_builtin_canon(canon)
+        # The built-in canonicalisers pass non-strings through unchanged: skip calling them,
+        # and call their string function on strings.
+        text = text_function(canon)
+        self.leaf_canon = text is None
+        self._text = canon if text is None else text
         self.memo = memo
         self._tools: dict[str, _Tool] = {}
         # Every tool looked up so far has small whole-number costs (the default): sums of its
@@ -75,12 +78,17 @@ class _Ctx:
 
     # -- canonical strings (memoised: the same strings recur across a corpus)
     def cs(self, s: str) -> Any:
-        memo = self.memo
-        r = memo.get(s)
+        r = self.memo.get(s)
         if r is None:
-            if len(memo) > 200_000:
-                memo.clear()
-            r = memo[s] = self.canon(s)
+            r = self.new_cs(s)
+        return r
+
+    def new_cs(self, s: str) -> Any:
+        """The canonical form of a string not in the memo yet (for callers that looked)."""
+        memo = self.memo
+        if len(memo) > 200_000:
+            memo.clear()
+        r = memo[s] = self._text(s)
         return r
 
     def freeze(self, v: Any, path: tuple[int, ...] = ()) -> Any:
@@ -191,10 +199,6 @@ class _Masses(dict[int, float]):
             mass += self.dimp
         self[n] = mass
         return mass
-
-
-def _is_builtin_canon(canon: Canonicalizer) -> bool:
-    return any(canon is resolve_canonicalizer(n) for n in ("default", "bfcl", "raw"))
 
 
 # --------------------------------------------------------------------------- compiled gold patterns

@@ -164,7 +164,7 @@ def _pred_args(
         if t is str:
             fv = memo.get(v)
             if fv is None:
-                fv = ctx.cs(v)
+                fv = ctx.new_cs(v)
         elif t is int and plain_numbers:
             fv = v
         else:
@@ -268,7 +268,7 @@ def _gold_call(i: int, tool: str, args: Mapping[str, Any], info: _Tool, ctx: _Ct
         if t is str:
             pat = memo.get(v)
             if pat is None:
-                pat = ctx.cs(v)
+                pat = ctx.new_cs(v)
         elif t is int and plain_numbers:
             pat = v
         else:

@@ -89,10 +89,10 @@ def _equal(v: Any, w: Any, ctx: _Ctx) -> bool | None:
             memo = ctx.memo
             cv = memo.get(v)
             if cv is None:
-                cv = ctx.cs(v)
+                cv = ctx.new_cs(v)
             cw = memo.get(w)
             if cw is None:
-                cw = ctx.cs(w)
+                cw = ctx.new_cs(w)
             return bool(cv == cw)
         if tv is float:
             return v == w or (v != v and w != w)  # NaN is NaN
