@@ -239,19 +239,14 @@ def _explain(
     }
 
 
-def _perfect(
-    calls: Sequence[Any], claimed: list[tuple[int, float] | None], tp: float | None = None
-) -> Score:
+def _perfect(calls: Sequence[Any], claimed: list[tuple[int, float] | None]) -> Score:
     """Every gold call claimed exactly, nothing extra: the Score, its explanation written lazily.
 
-    ``calls`` are the gold calls (anything with a ``tool``), in order, not to be changed later;
-    ``tp`` the sum of the claimed masses when it is exact in any order, else they are summed
-    here in gold order.
+    ``calls`` are the gold calls (anything with a ``tool``), in order, not to be changed later.
     """
-    if tp is None:
-        tp = 0.0
-        for c in claimed:
-            tp += c[1]  # type: ignore[index]
+    tp = 0.0
+    for c in claimed:
+        tp += c[1]  # type: ignore[index]
     return tool_score(tp, 0.0, 0.0, True, _explain_perfect, (calls, claimed, tp))
 
 

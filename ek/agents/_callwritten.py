@@ -33,7 +33,14 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ek.agents._calls import _as_list, _gold_call, _pcall, _pred_args, _prepare_gold
-from ek.agents._callscore import _explain, _perfect, _rows, score_calls, tool_score
+from ek.agents._callscore import (
+    _explain,
+    _explain_perfect,
+    _perfect,
+    _rows,
+    score_calls,
+    tool_score,
+)
 from ek.agents._compare import _compare
 from ek.agents._gold import GoldCall
 from ek.agents.base import Step
@@ -198,7 +205,9 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
         return None
     calls = tuple(gl)
     if not left and None not in claimed:
-        return _perfect(calls, claimed, tp if ctx.integral else None)
+        if ctx.integral:  # (_perfect without its summing loop)
+            return tool_score(tp, 0.0, 0.0, True, _explain_perfect, (calls, claimed, tp))
+        return _perfect(calls, claimed)
     counted = _count_left(calls, by_tool, claimed, left, ctx, tp)
     if counted is not None:
         return counted
