@@ -152,7 +152,7 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
             by_tool[t] = [j]
         else:
             b.append(j)
-    claimed: list[tuple[int, float] | None] = [None] * len(gl)
+    claimed: list[int | None] = [None] * len(gl)  # gold index -> the predicted call claiming it
     left: list[tuple[int, str, Mapping[str, Any], _Tool]] = []
     r: bool | None
     tp = 0.0  # the claimed masses, in predicted order (used when that order gives the same sum)
@@ -191,9 +191,8 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
                         r = False
                     if r:
                         cands.remove(j)
-                        mass = info.nmass[n]
-                        claimed[j] = (i, mass)
-                        tp += mass
+                        claimed[j] = i
+                        tp += info.nmass[n]
                         break
                     if r is None:
                         return None
@@ -206,8 +205,8 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
     calls = tuple(gl)
     if not left and None not in claimed:
         if ctx.integral:  # (_perfect without its summing loop)
-            return tool_score(tp, 0.0, 0.0, True, _explain_perfect, (calls, claimed, tp))
-        return _perfect(calls, claimed)
+            return tool_score(tp, 0.0, 0.0, True, _explain_claimed, (calls, claimed, tp))
+        return _perfect(calls, _with_masses(calls, claimed, ctx))
     counted = _count_left(calls, by_tool, claimed, left, ctx, tp)
     if counted is not None:
         return counted
@@ -222,7 +221,26 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
     for i, t, a, info in left:
         fa, mass = _pred_args(i, t, a, info, ctx)
         left_p.append(_pcall(i, t, a, info, fa, None, mass))  # (no key: claiming is done)
-    return _rows(g_tools, claimed, rest_g, left_p, ctx)
+    return _rows(g_tools, _with_masses(calls, claimed, ctx), rest_g, left_p, ctx)
+
+
+def _with_masses(
+    calls: tuple[Any, ...], claimed: list[int | None], ctx: _Ctx
+) -> list[tuple[int, float] | None]:
+    """``claimed`` as the (predicted index, mass) pairs the shared scoring code reads: a claimed
+    pair has the gold call's argument names, so its mass is the gold call's."""
+    tools = ctx._tools
+    return [
+        None if i is None else (i, tools[x.tool].nmass[len(x.args)]) for x, i in zip(calls, claimed)
+    ]
+
+
+def _explain_claimed(
+    calls: tuple[Any, ...], claimed: list[int | None], tp: float, f1: float
+) -> dict[str, Any]:
+    """:func:`~ek.agents._callscore._explain_perfect` of :func:`_claim`'s claimed indices."""
+    pairs = [None if i is None else (i, 0.0) for i in claimed]  # (the masses are not read)
+    return _explain_perfect(calls, pairs, tp, f1)
 
 
 def _countable(args: Mapping[str, Any]) -> bool:
@@ -245,7 +263,7 @@ def _compared(
 def _count_left(
     calls: tuple[Any, ...],
     by_tool: dict[str, list[int]],
-    claimed: list[tuple[int, float] | None],
+    claimed: list[int | None],
     left: list[tuple[int, str, Mapping[str, Any], _Tool]],
     ctx: _Ctx,
     tp_claimed: float,
@@ -340,7 +358,7 @@ def _count_left(
             if not pr[4]:
                 valid = False
     else:
-        for j, c in enumerate(claimed):  # in gold order, as _tally sums
+        for j, c in enumerate(_with_masses(calls, claimed, ctx)):  # in gold order, as _tally
             if c is not None:
                 tp += c[1]
             else:
@@ -373,7 +391,7 @@ def _add(total: float, rows: list[CallRow]) -> float:
 
 def _explain_left(
     calls: tuple[Any, ...],
-    claimed: list[tuple[int, float] | None],
+    claimed: list[int | None],
     pairs: dict[int, tuple[Any, ...]],
     missing: list[CallRow],
     extra: list[CallRow],
@@ -390,7 +408,7 @@ def _explain_left(
     for j, c in enumerate(claimed):
         t = calls[j].tool
         if c is not None:
-            matched.append((j, c[0], t, True))
+            matched.append((j, c, t, True))
             n_exact += 1
             continue
         pr = pairs.get(j)
