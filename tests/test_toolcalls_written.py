@@ -1,7 +1,7 @@
 """ToolCallMetric's scoring on calls as written (``ek.agents._callwritten``) against the full path.
 
 ``ToolCallMetric()(pred, gold)`` first tries to claim exact pairs without preparing the calls
-(:func:`ek.agents._callscore.score_raw`); it must give exactly the Score of preparing everything
+(:func:`ek.agents._callwritten._claim`); it must give exactly the Score of preparing everything
 (``score_calls(pred, _prepare_gold(gold, ctx), ctx)``): the same value and the same detail, key
 for key, including which gold call each predicted call was paired with. The strategies are built
 to hit the cases where "equal as written" and "canonically equal" part: ``True`` vs ``1``,

@@ -11,13 +11,13 @@ Score with :func:`tool_score`.
 
 Every Score's detail is built on first read (:func:`ek.base.deferred_score`) with its counts
 and verdict (``tp``/``fp``/``fn``/``passed``/``valid``); its ``reason`` and rows are written on
-the first read of one of them (a :class:`~ek.agents._lazydetail.LazyDetail`). The gold calls and the arguments of
-missing and extra calls are copied at scoring time; argument values are held by reference (as
-the rows always held them), so a value mutated in place between scoring and the first read of
-the explanation shows up in it. The detail is the same, key for key and value for value, as the
-:class:`~ek.agents.toolcalls.MatchResult` route (the same sums, added in the same order unless whole-number costs make the order
-irrelevant, the same words
-from :mod:`ek.agents._callreport`), and a characterisation test pins that.
+the first read of one of them (a :class:`~ek.agents._lazydetail.LazyDetail`). The gold calls
+and the arguments of missing and extra calls are copied at scoring time; argument values are
+held by reference (as the rows always held them), so a value mutated in place between scoring
+and the first read of the explanation shows up in it. The detail is the same, key for key and
+value for value, as the :class:`~ek.agents.toolcalls.MatchResult` route (the same sums, added in
+the same order unless whole-number costs make the order irrelevant, the same words from
+:mod:`ek.agents._callreport`), and a characterisation test pins that.
 
 Example:
     >>> from ek.canon import resolve_canonicalizer
@@ -56,8 +56,6 @@ __all__ = ["make_score", "score_assignment", "score_calls", "tool_score"]
 
 _INF = math.inf
 _new = object.__new__
-_dict_new = dict.__new__
-_update = dict.update
 # Score's own constructor copies the detail and re-validates the value; a fresh dict and a float
 # need neither. Used only while Score is exactly (value, detail) with a per-instance __dict__.
 _DIRECT = [f.name for f in fields(Score)] == ["value", "detail"] and "__slots__" not in vars(Score)
@@ -322,13 +320,10 @@ def _detail(
     f1: float,
 ) -> LazyDetail:
     """A tool-call Score's detail: the counts and verdict, ``explain(*args, f1)`` on first use."""
-    d = _dict_new(LazyDetail)
-    _update(d, _EAGER[valid])
+    d = LazyDetail(_EAGER[valid], explain, (*args, f1))
     d["tp"] = tp
     d["fp"] = fp
     d["fn"] = fn
-    d._fill = explain
-    d._args = (*args, f1)
     return d
 
 

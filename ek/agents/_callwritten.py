@@ -7,8 +7,8 @@ path for a plain (uncached) gold, preparing only what the episode needs.
    canonicaliser's memo, NaN equal to NaN), a bool never equal to a number, an int equal to the
    float of the same value. So a predicted call claims the gold call canonical-key claiming
    would pick without either being prepared. Whenever that cannot be decided (a tool with a
-   schema, a call that is not a Step, a value of another type) it gives up and
-   :func:`score_raw` prepares everything.
+   schema, a call that is not a Step, a value of another type) it gives up and the metric
+   prepares everything.
 2. :func:`_count_left`: when at most one gold and one predicted call per tool are left, they are
    counted argument by argument from the raw values, the way :func:`~ek.agents._compare._compare`
    counts them; their verdicts are computed (by ``_compare``) only when the explanation is read.
@@ -22,7 +22,7 @@ Example:
     >>> from ek.agents._callargs import _Ctx
     >>> from ek.canon import resolve_canonicalizer
     >>> ctx = _Ctx(None, resolve_canonicalizer("default"), {})
-    >>> s = score_raw([Step("f", {"q": "Paris "})], [Step("f", {"q": "paris"})], ctx)
+    >>> s = _claim([Step("f", {"q": "Paris "})], [Step("f", {"q": "paris"})], ctx)
     >>> s.value, s.detail["matched"]
     (1.0, [{'gold': 0, 'pred': 0, 'tool': 'f', 'exact': True}])
 """
@@ -32,13 +32,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ek.agents._calls import _as_list, _gold_call, _pcall, _pred_args, _prepare_gold
+from ek.agents._calls import _gold_call, _pcall, _pred_args
 from ek.agents._callscore import (
     _explain,
     _explain_perfect,
     _perfect,
     _rows,
-    score_calls,
     tool_score,
 )
 from ek.agents._compare import _compare
@@ -51,22 +50,7 @@ if TYPE_CHECKING:
     from ek.agents._compare import _Pair
     from ek.base import Score
 
-__all__ = ["score_raw"]
-
-
-def score_raw(pred: Any, gold: Any, ctx: _Ctx) -> Score:
-    """Score ``pred`` against unprepared ``gold`` (the metric's hot path for a plain gold).
-
-    Same Score as ``score_calls(pred, _prepare_gold(gold, ctx), ctx)``; :func:`_claim` settles
-    the common case without canonicalising anything.
-    """
-    gl = gold if type(gold) is list else _as_list(gold, "gold")
-    pl = pred if type(pred) is list else _as_list(pred, "prediction")
-    if not ctx.leaf_canon:
-        s = _claim(pl, gl, ctx)
-        if s is not None:
-            return s
-    return score_calls(pl, _prepare_gold(gl, ctx), ctx)
+__all__ = ["_claim"]
 
 
 #: Leaf types whose canonical equality :func:`_equal` decides on the values as written, under
@@ -93,7 +77,7 @@ def _equal(v: Any, w: Any, ctx: _Ctx) -> bool | None:
         if tv is str:
             if v == w:
                 return True
-            memo = ctx.memo
+            memo = ctx.memo  # ctx.cs inline: this runs for every unequal pair of strings
             cv = memo.get(v)
             if cv is None:
                 cv = ctx.new_cs(v)

@@ -53,11 +53,17 @@ from ek.agents._bfcl import BfclCase, from_bfcl
 from ek.agents._callargs import _Ctx as _Ctx
 from ek.agents._callreport import _breakdown, _reason
 from ek.agents._callresults import ArgVerdict, CallMatch, MatchResult, UnmatchedCall
+from ek.agents._calls import (
+    _as_list,
+    _prepare_gold,
+    _prepare_pred,
+    _resolve_grammar,
+    _split_gold,
+)
 from ek.agents._calls import _GCall as _GCall
 from ek.agents._calls import _PCall as _PCall
-from ek.agents._calls import _prepare_gold, _prepare_pred, _resolve_grammar, _split_gold
 from ek.agents._callscore import make_score, score_calls
-from ek.agents._callwritten import _claim, score_raw
+from ek.agents._callwritten import _claim
 from ek.agents._compare import _compare as _compare
 from ek.agents._gold import AnyOf, GoldCall
 from ek.agents._gold import _show as _show
@@ -237,14 +243,21 @@ class ToolCallMetric:
 
     def __call__(self, pred: Any, gold: Any) -> Score:
         """Score one prediction (Episode, Trajectory or list of calls) against its gold."""
+        if type(gold) is list:
+            gl = gold
+        elif isinstance(gold, (TaskSpec, BfclCase)):  # immutable: prepared once, cached
+            g_ctx, golds = self._gold(gold)
+            return score_calls(pred, golds, g_ctx)
+        else:
+            gl = _as_list(gold, "gold")
+        # An unprepared gold: claim on the calls as written, prepare only what that leaves.
         ctx = self._ctx
-        if type(gold) is list and type(pred) is list and not ctx.leaf_canon:
-            s = _claim(pred, gold, ctx)  # score_raw's hot path, one call shorter
-            return s if s is not None else score_calls(pred, _prepare_gold(gold, ctx), ctx)
-        if not isinstance(gold, (TaskSpec, BfclCase)):
-            return score_raw(pred, gold, ctx)
-        ctx, golds = self._gold(gold)
-        return score_calls(pred, golds, ctx)
+        pl = pred if type(pred) is list else _as_list(pred, "prediction")
+        if not ctx.leaf_canon:
+            s = _claim(pl, gl, ctx)
+            if s is not None:
+                return s
+        return score_calls(pl, _prepare_gold(gl, ctx), ctx)
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """Corpus micro-F1 from the summed weighted TP/FP/FN; NaN for no scores."""
