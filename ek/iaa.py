@@ -112,57 +112,16 @@ def krippendorff_alpha_result(
         (True, 'only one value in the data: expected disagreement is 0, alpha undefined')
     """
     level = _check_level(level)
-    if isinstance(data, (str, bytes)) or not isinstance(data, Sequence):
-        raise TypeError(f"data must be a sequence of coder rows, got {type(data).__name__}")
-    rows = []
-    for i, row in enumerate(data):
-        if isinstance(row, (str, bytes)) or not isinstance(row, Sequence):
-            raise TypeError(f"data[{i}] must be a sequence of ratings, got {type(row).__name__}")
-        rows.append(list(row))
+    rows = _coder_rows(data)
     n_units = len(rows[0]) if rows else 0
-    for i, row in enumerate(rows):
-        if len(row) != n_units:
-            raise ValueError(
-                f"every coder row must rate the same units: data[0] has {n_units}, "
-                f"data[{i}] has {len(row)}"
-            )
     base: dict[str, Any] = {"level": level, "n_coders": len(rows), "n_units": n_units}
     if len(rows) < 2:
         return _undefined(f"alpha needs at least 2 coders, got {len(rows)}", base)
-
-    numeric = level != "nominal"
-    # the values in each unit, missing ones dropped; only units rated at least twice are pairable
-    units: list[list[Any]] = []
-    for u in range(n_units):
-        vals = []
-        for c, row in enumerate(rows):
-            v = row[u]
-            if _missing(v):
-                continue
-            if numeric and value_domain is None:
-                v = _number(f"data[{c}][{u}]", v)
-            elif not isinstance(v, Hashable):
-                raise TypeError(f"data[{c}][{u}] must be hashable, got {type(v).__name__}")
-            vals.append(v)
-        if len(vals) >= 2:
-            units.append(vals)
+    units = _pairable_units(rows, n_units, numeric=level != "nominal" and value_domain is None)
     base["n_pairable_units"] = len(units)
     if not units:
         return _undefined("no unit was rated by at least 2 coders: alpha undefined", base)
-
-    # coincidence matrix o[c][k] and marginals n_c
-    o: dict[tuple[Any, Any], float] = {}
-    for vals in units:
-        cnt = Counter(vals)
-        m = len(vals)
-        for a, na in cnt.items():
-            for b, nb in cnt.items():
-                pairs = na * (nb - 1) if a == b else na * nb
-                if pairs:
-                    o[(a, b)] = o.get((a, b), 0.0) + pairs / (m - 1)
-    marg: dict[Any, float] = {}
-    for (a, _b), w in o.items():
-        marg[a] = marg.get(a, 0.0) + w
+    o, marg = _coincidences(units)
     n = math.fsum(marg.values())
     values = list(marg)
     base["n_pairable_values"] = n
@@ -181,6 +140,63 @@ def krippendorff_alpha_result(
     return Agreement(
         alpha, f"Krippendorff's alpha ({level}) = {alpha:.4f}", {**base, "defined": True}
     )
+
+
+def _coder_rows(data: Any) -> list[list[Any]]:
+    """The coder rows as lists, checked to be sequences that rate the same units."""
+    if isinstance(data, (str, bytes)) or not isinstance(data, Sequence):
+        raise TypeError(f"data must be a sequence of coder rows, got {type(data).__name__}")
+    rows = []
+    for i, row in enumerate(data):
+        if isinstance(row, (str, bytes)) or not isinstance(row, Sequence):
+            raise TypeError(f"data[{i}] must be a sequence of ratings, got {type(row).__name__}")
+        rows.append(list(row))
+    n_units = len(rows[0]) if rows else 0
+    for i, row in enumerate(rows):
+        if len(row) != n_units:
+            raise ValueError(
+                f"every coder row must rate the same units: data[0] has {n_units}, "
+                f"data[{i}] has {len(row)}"
+            )
+    return rows
+
+
+def _pairable_units(rows: list[list[Any]], n_units: int, *, numeric: bool) -> list[list[Any]]:
+    """The values in each unit, missing ones dropped; only units rated at least twice."""
+    units: list[list[Any]] = []
+    for u in range(n_units):
+        vals = []
+        for c, row in enumerate(rows):
+            v = row[u]
+            if _missing(v):
+                continue
+            if numeric:
+                v = _number(f"data[{c}][{u}]", v)
+            elif not isinstance(v, Hashable):
+                raise TypeError(f"data[{c}][{u}] must be hashable, got {type(v).__name__}")
+            vals.append(v)
+        if len(vals) >= 2:
+            units.append(vals)
+    return units
+
+
+def _coincidences(
+    units: list[list[Any]],
+) -> tuple[dict[tuple[Any, Any], float], dict[Any, float]]:
+    """The coincidence matrix ``o[(c, k)]`` and its marginals ``n_c``."""
+    o: dict[tuple[Any, Any], float] = {}
+    for vals in units:
+        cnt = Counter(vals)
+        m = len(vals)
+        for a, na in cnt.items():
+            for b, nb in cnt.items():
+                pairs = na * (nb - 1) if a == b else na * nb
+                if pairs:
+                    o[(a, b)] = o.get((a, b), 0.0) + pairs / (m - 1)
+    marg: dict[Any, float] = {}
+    for (a, _b), w in o.items():
+        marg[a] = marg.get(a, 0.0) + w
+    return o, marg
 
 
 def _distance(
@@ -275,6 +291,37 @@ def _interval_alpha_pairs(pairs: Sequence[tuple[float, float]]) -> float:
     return _NAN if d_e == 0.0 else 1.0 - d_o / d_e
 
 
+def _check_pairs(a: Any, b: Any) -> None:
+    """Two sequences of labels of one length with no missing label."""
+    for name, seq in (("a", a), ("b", b)):
+        if isinstance(seq, (str, bytes)) or not isinstance(seq, Sequence):
+            raise TypeError(f"{name} must be a sequence of labels, got {type(seq).__name__}")
+    if len(a) != len(b):
+        raise ValueError(f"a and b must rate the same items, got {len(a)} and {len(b)} labels")
+    for name, seq in (("a", a), ("b", b)):
+        for i, v in enumerate(seq):
+            if _missing(v):
+                raise ValueError(f"{name}[{i}] is missing; cohen_kappa needs complete pairs")
+
+
+def _label_order(
+    a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable] | None
+) -> list[Hashable]:
+    """The labels in index order: sorted, or as given (every label used must be in it)."""
+    if labels is None:
+        try:
+            return sorted(set(a) | set(b))  # type: ignore[type-var]
+        except TypeError:
+            raise TypeError(
+                "labels of mixed, unorderable types need an explicit labels= order"
+            ) from None
+    order = list(labels)
+    unknown = sorted({repr(v) for v in [*a, *b] if v not in set(order)})
+    if unknown:
+        raise ValueError(f"labels {unknown[:5]} are not in labels={order!r}")
+    return order
+
+
 # --------------------------------------------------------------------------------------------
 # Cohen's kappa
 # --------------------------------------------------------------------------------------------
@@ -296,30 +343,11 @@ def cohen_kappa_result(
     """
     if weights not in (None, "linear", "quadratic"):
         raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
-    for name, seq in (("a", a), ("b", b)):
-        if isinstance(seq, (str, bytes)) or not isinstance(seq, Sequence):
-            raise TypeError(f"{name} must be a sequence of labels, got {type(seq).__name__}")
-    if len(a) != len(b):
-        raise ValueError(f"a and b must rate the same items, got {len(a)} and {len(b)} labels")
-    for name, seq in (("a", a), ("b", b)):
-        for i, v in enumerate(seq):
-            if _missing(v):
-                raise ValueError(f"{name}[{i}] is missing; cohen_kappa needs complete pairs")
+    _check_pairs(a, b)
     base: dict[str, Any] = {"n": len(a), "weights": weights}
     if not a:
         return _undefined("no items: kappa undefined", base)
-    if labels is None:
-        try:
-            order = sorted(set(a) | set(b))  # type: ignore[type-var]
-        except TypeError:
-            raise TypeError(
-                "labels of mixed, unorderable types need an explicit labels= order"
-            ) from None
-    else:
-        order = list(labels)
-        unknown = sorted({repr(v) for v in [*a, *b] if v not in set(order)})
-        if unknown:
-            raise ValueError(f"labels {unknown[:5]} are not in labels={order!r}")
+    order = _label_order(a, b, labels)
     idx = {v: i for i, v in enumerate(order)}
     q = len(order)
     conf = [[0.0] * q for _ in range(q)]

@@ -378,65 +378,11 @@ def estimate_quality(
         threshold = _finite("threshold", threshold)
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be a probability in [0, 1], got {threshold}")
-    judges = [s.name for s in sigs if is_judge(s)]
-    names = [s.name for s in sigs]
-
     if isinstance(calibrator, IsotonicCalibrator):
-        if judges and len(sigs) > 1:
-            raise ValueError(
-                f"refusing to mix judge signal(s) {judges} with other signals "
-                f"{[n for n in names if n not in judges]} under one calibrator: the mean of raw "
-                "values on different scales is not calibratable (a known facade limitation). "
-                "Calibrate each signal separately: calibrator={name: fit_isotonic(...)}"
-            )
-        if escalate is not None:
-            raise ValueError("escalate needs per-signal calibrators (a {name: calibrator} mapping)")
-        raw = {s.name: _run(s, output) for s in sigs}
-        mean = math.fsum(raw.values()) / len(raw)
-        p = calibrator(mean)
-        passed = None if threshold is None else p >= threshold
-        what = names[0] if len(names) == 1 else "mean"
-        return QualityEstimate(
-            probability=p,
-            passed=passed,
-            raw=MappingProxyType(raw),
-            calibrated=MappingProxyType({what: p}),
-            order=tuple(names),
-            decided_by=what,
-            reason=_reason(p, threshold, what),
-        )
-
-    cals: dict[str, IsotonicCalibrator] = {}
-    if calibrator is not None:
-        if not isinstance(calibrator, Mapping):
-            raise TypeError(
-                "calibrator must be an IsotonicCalibrator or a {signal name: calibrator} "
-                f"mapping, got {type(calibrator).__name__}"
-            )
-        cals = dict(calibrator)
-        unknown = sorted(set(cals) - set(names))
-        if unknown:
-            raise ValueError(f"calibrators for unknown signal(s) {unknown}; signals are {names}")
-        for name, cal in cals.items():
-            if not isinstance(cal, IsotonicCalibrator):
-                raise TypeError(f"calibrator[{name!r}] must be an IsotonicCalibrator")
-            if cal.signal is not None and cal.signal != name:
-                raise ValueError(
-                    f"calibrator[{name!r}] was fitted for signal {cal.signal!r}, not {name!r}"
-                )
+        return _one_calibrator(output, sigs, calibrator, threshold, escalate)
+    cals = _per_signal_calibrators(calibrator, [s.name for s in sigs])
     if threshold is not None:
-        raw_judges = [j for j in judges if j not in cals]
-        if raw_judges:
-            raise UncalibratedScoreError(
-                f"a raw judge score is not a probability: {raw_judges} has no calibrator. Fit "
-                "one on human labels (fit_isotonic) after validating the judge "
-                "(judge_validation), then pass calibrator={name: calibrator}"
-            )
-        if not cals:
-            raise UncalibratedScoreError(
-                f"cannot gate on raw signal values {names}: a raw signal is not a probability; "
-                "pass a calibrator fitted on human labels (fit_isotonic)"
-            )
+        _check_gateable(sigs, cals)
     if escalate is not None:
         low, high = (_finite("escalate[0]", escalate[0]), _finite("escalate[1]", escalate[1]))
         if not 0.0 <= low < high <= 1.0:
@@ -469,6 +415,80 @@ def estimate_quality(
         decided_by=decided_by,
         reason=_reason(prob, threshold, decided_by, skipped),
     )
+
+
+def _one_calibrator(
+    output: Any,
+    sigs: list[Any],
+    calibrator: IsotonicCalibrator,
+    threshold: float | None,
+    escalate: tuple[float, float] | None,
+) -> QualityEstimate:
+    """One calibrator for the mean of the raw values (refused with a judge among others)."""
+    judges = [s.name for s in sigs if is_judge(s)]
+    names = [s.name for s in sigs]
+    if judges and len(sigs) > 1:
+        raise ValueError(
+            f"refusing to mix judge signal(s) {judges} with other signals "
+            f"{[n for n in names if n not in judges]} under one calibrator: the mean of raw "
+            "values on different scales is not calibratable (a known facade limitation). "
+            "Calibrate each signal separately: calibrator={name: fit_isotonic(...)}"
+        )
+    if escalate is not None:
+        raise ValueError("escalate needs per-signal calibrators (a {name: calibrator} mapping)")
+    raw = {s.name: _run(s, output) for s in sigs}
+    mean = math.fsum(raw.values()) / len(raw)
+    p = calibrator(mean)
+    passed = None if threshold is None else p >= threshold
+    what = names[0] if len(names) == 1 else "mean"
+    return QualityEstimate(
+        probability=p,
+        passed=passed,
+        raw=MappingProxyType(raw),
+        calibrated=MappingProxyType({what: p}),
+        order=tuple(names),
+        decided_by=what,
+        reason=_reason(p, threshold, what),
+    )
+
+
+def _per_signal_calibrators(calibrator: Any, names: list[str]) -> dict[str, IsotonicCalibrator]:
+    """``{signal name: calibrator}``, each checked against the signals that exist."""
+    if calibrator is None:
+        return {}
+    if not isinstance(calibrator, Mapping):
+        raise TypeError(
+            "calibrator must be an IsotonicCalibrator or a {signal name: calibrator} "
+            f"mapping, got {type(calibrator).__name__}"
+        )
+    cals = dict(calibrator)
+    unknown = sorted(set(cals) - set(names))
+    if unknown:
+        raise ValueError(f"calibrators for unknown signal(s) {unknown}; signals are {names}")
+    for name, cal in cals.items():
+        if not isinstance(cal, IsotonicCalibrator):
+            raise TypeError(f"calibrator[{name!r}] must be an IsotonicCalibrator")
+        if cal.signal is not None and cal.signal != name:
+            raise ValueError(
+                f"calibrator[{name!r}] was fitted for signal {cal.signal!r}, not {name!r}"
+            )
+    return cals
+
+
+def _check_gateable(sigs: list[Any], cals: Mapping[str, IsotonicCalibrator]) -> None:
+    """Refuse to gate (before any signal runs) when no calibrated probability can exist."""
+    raw_judges = [s.name for s in sigs if is_judge(s) and s.name not in cals]
+    if raw_judges:
+        raise UncalibratedScoreError(
+            f"a raw judge score is not a probability: {raw_judges} has no calibrator. Fit "
+            "one on human labels (fit_isotonic) after validating the judge "
+            "(judge_validation), then pass calibrator={name: calibrator}"
+        )
+    if not cals:
+        raise UncalibratedScoreError(
+            f"cannot gate on raw signal values {[s.name for s in sigs]}: a raw signal is not "
+            "a probability; pass a calibrator fitted on human labels (fit_isotonic)"
+        )
 
 
 def _reason(
