@@ -24,16 +24,16 @@ from ek.agents.verifier import (
     VERDICT_STATUSES,
     HiddenTestChecker,
     HiddenTestVerdict,
-    _Bounded,
-    _copy_workspace,
-    _digest,
-    _discover,
-    _judge,
-    _workspace_of,
-    _WorkspaceError,
     hidden_tests,
     run_hidden_tests,
 )
+from ek.agents.verifier.checker import _workspace_of
+from ek.agents.verifier.process import Bounded as _Bounded
+from ek.agents.verifier.verdict import judge as _judge
+from ek.agents.verifier.workspace import WorkspaceError as _WorkspaceError
+from ek.agents.verifier.workspace import copy_workspace as _copy_workspace
+from ek.agents.verifier.workspace import digest as _digest
+from ek.agents.verifier.workspace import discover as _discover
 from ek.registry import resolve
 
 CP, CF = "test_c.py::test_p", "test_c.py::test_f"  # canary ids used with the pure judge

@@ -1,0 +1,461 @@
+"""The checker: :class:`HiddenTestChecker`, its factory :func:`hidden_tests`, :func:`run_hidden_tests`.
+
+A run, in order: check the workspace argument and that the hidden tests are unchanged and apart
+from the workspace; copy the workspace and the tests (plus a canary module) into fresh
+directories (:mod:`~ek.agents.verifier.workspace`, :mod:`~ek.agents.verifier.canary`); run the
+isolated process (:mod:`~ek.agents.verifier.process`); check the tests again; let the verdict
+rules decide (:mod:`~ek.agents.verifier.verdict`).
+
+Example:
+    >>> check = hidden_tests({"test_a.py": "def test_one():\\n    assert True\\n"}, timeout=30)
+    >>> check
+    HiddenTestChecker('1 in-memory file(s)', tests=1, timeout=30.0)
+    >>> check.verify(None).reason
+    "no workspace: pass workspace= or put a path in episode.final_state / metadata['workspace']"
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Union
+
+from ek.agents.verifier.canary import Canary, make_canary
+from ek.agents.verifier.process import (
+    ProcessResult,
+    StartError,
+    build_command,
+    build_env,
+    prepare_private,
+    run_isolated,
+)
+from ek.agents.verifier.verdict import Evidence, HiddenTestVerdict, Ruling, decide
+from ek.agents.verifier.workspace import (
+    WorkspaceError,
+    copy_workspace,
+    digest,
+    discover,
+    read_back,
+    snapshot_tests,
+)
+from ek.registry import register
+
+__all__ = ["HiddenTestChecker", "hidden_tests", "run_hidden_tests"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+_ENV_PREFIXES = ("PYTHON", "PYTEST", "EK_VERIFIER")
+
+
+# --------------------------------------------------------------------------- validation
+def _check_files(files: Mapping[str, bytes], tests: Any) -> None:
+    if not files:
+        raise ValueError(f"tests must contain at least one file, got none from {tests!r:.200}")
+    conftests = [r for r in files if r.rsplit("/", 1)[-1] == "conftest.py"]
+    if conftests:
+        raise ValueError(
+            f"hidden tests must not rely on conftest.py (conftest loading is disabled so that no "
+            f"workspace conftest can load either); move fixtures into the test modules, got {conftests}"
+        )
+
+
+def _expected_ids(
+    expected: Iterable[str] | None, found: tuple[str, ...], files: Mapping[str, bytes]
+) -> tuple[str, ...]:
+    if expected is None:
+        exp = found
+    else:
+        if isinstance(expected, str):
+            raise TypeError(
+                f"expected must be an iterable of node ids, got a str {expected!r:.100}"
+            )
+        exp = tuple(expected)
+        bad = [e for e in exp if not isinstance(e, str) or "::" not in e]
+        if bad:
+            raise ValueError(
+                f"expected must hold node ids like 'test_x.py::test_y', got {bad[:3]!r}"
+            )
+    if not exp:
+        raise ValueError(
+            "no hidden tests found: expected test_*.py / *_test.py files with test* functions "
+            f"or Test* classes, got files {sorted(files)[:10]}"
+        )
+    return exp
+
+
+def _check_timeout(timeout: Any) -> None:
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+    if timeout == float("inf"):
+        raise ValueError("timeout must be finite, got inf")
+
+
+def _check_workspace_option(workspace: Any) -> None:
+    if (
+        workspace is not None
+        and not callable(workspace)
+        and not isinstance(workspace, (str, os.PathLike))
+    ):
+        raise TypeError(
+            f"workspace must be a path, a callable(episode) -> path, or None, got {type(workspace).__name__}"
+        )
+
+
+def _plugin_names(plugins: Iterable[str]) -> tuple[str, ...]:
+    plug = tuple(plugins)
+    for p in plug:
+        if not isinstance(p, str) or not re.fullmatch(r"[A-Za-z0-9_.:-]+", p):
+            raise ValueError(f"plugins must be plugin names like 'pytest_asyncio', got {p!r:.100}")
+    return plug
+
+
+def _extra_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    extra = dict(env or {})
+    for k, v in extra.items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise TypeError(f"env must map str to str, got {k!r:.50}: {v!r:.50}")
+        if k.upper().startswith(_ENV_PREFIXES):
+            raise ValueError(
+                f"env must not configure Python, pytest or the verifier ({'/'.join(_ENV_PREFIXES)}*), got {k!r}"
+            )
+    return extra
+
+
+def _check_limits(**limits: Any) -> None:
+    for label, n in limits.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{label} must be an int >= 1, got {n!r}")
+
+
+# --------------------------------------------------------------------------- before a run
+def _workspace_of(episode: Any) -> Any:
+    """The workspace an episode names: itself if a path, else ``final_state`` / ``metadata``."""
+    if isinstance(episode, (str, os.PathLike)):
+        return episode
+    fs = getattr(episode, "final_state", None)
+    if isinstance(fs, (str, os.PathLike)):
+        return fs
+    if isinstance(fs, Mapping) and "workspace" in fs:
+        return fs["workspace"]
+    md = getattr(episode, "metadata", None)
+    if isinstance(md, Mapping) and "workspace" in md:
+        return md["workspace"]
+    return None
+
+
+def _workspace_problem(workspace: Any) -> Ruling | None:
+    if workspace is None:
+        return Ruling(
+            "error",
+            "no workspace: pass workspace= or put a path in episode.final_state / metadata['workspace']",
+        )
+    if not isinstance(workspace, (str, os.PathLike)):
+        return Ruling(
+            "error", f"workspace must be a path, got {type(workspace).__name__}: {workspace!r:.100}"
+        )
+    ws = Path(workspace)
+    if not ws.is_dir():
+        return Ruling("error", f"workspace {str(ws)!r} is not a directory")
+    return None
+
+
+def _platform_problem() -> Ruling | None:
+    if os.name != "posix":
+        return Ruling(
+            "error",
+            f"hidden_tests needs a POSIX system (process groups, pass_fds), got {os.name!r}",
+        )
+    return None
+
+
+# --------------------------------------------------------------------------- the checker
+class HiddenTestChecker:
+    """An isolated hidden-test checker; build it with :func:`hidden_tests`.
+
+    Call it as a checker, ``check(episode, gold) -> HiddenTestVerdict`` (truthy when passed),
+    or run it on a directory with :meth:`verify`. :attr:`last_verdict` is the verdict of the
+    calling thread's latest call.
+    """
+
+    __name__ = "hidden_tests"
+
+    def __init__(
+        self,
+        tests: Any,
+        *,
+        workspace: PathLike | Callable[[Any], Any] | None = None,
+        timeout: float = 60.0,
+        python: PathLike | None = None,
+        expected: Iterable[str] | None = None,
+        plugins: Iterable[str] = (),
+        env: Mapping[str, str] | None = None,
+        max_output: int = 20_000,
+        max_files: int = 20_000,
+        max_bytes: int = 100_000_000,
+    ) -> None:
+        files, source = snapshot_tests(tests)
+        _check_files(files, tests)
+        exp = _expected_ids(expected, discover(files), files)
+        _check_timeout(timeout)
+        _check_workspace_option(workspace)
+        plug = _plugin_names(plugins)
+        extra = _extra_env(env)
+        _check_limits(max_output=max_output, max_files=max_files, max_bytes=max_bytes)
+        self._files = files
+        self._source = source
+        self._digest = digest(files)
+        self._expected = exp
+        self.workspace = workspace
+        self.timeout = float(timeout)
+        self.python = os.fspath(python) if python is not None else sys.executable
+        self.plugins = plug
+        self.env = MappingProxyType(extra)
+        self.max_output = max_output
+        self.max_files = max_files
+        self.max_bytes = max_bytes
+        self._local = threading.local()
+
+    # -- properties
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the hidden tests as read when the checker was built."""
+        return self._digest
+
+    @property
+    def expected(self) -> tuple[str, ...]:
+        """The node ids (without parameters) that must be present and pass."""
+        return self._expected
+
+    @property
+    def last_verdict(self) -> HiddenTestVerdict | None:
+        """The verdict of this thread's latest call (``None`` before the first)."""
+        return getattr(self._local, "verdict", None)
+
+    def __repr__(self) -> str:
+        src = str(self._source) if self._source else f"{len(self._files)} in-memory file(s)"
+        return f"HiddenTestChecker({src!r}, tests={len(self._expected)}, timeout={self.timeout})"
+
+    # -- the checker protocol
+    def __call__(self, episode: Any, gold: Any = None) -> HiddenTestVerdict:
+        """Check an episode (``gold`` is ignored: the hidden tests are the gold)."""
+        ws = self.workspace(episode) if callable(self.workspace) else self.workspace
+        if ws is None:
+            ws = _workspace_of(episode)
+        return self.verify(ws)
+
+    def verify(self, workspace: Any) -> HiddenTestVerdict:
+        """Run the hidden tests against a copy of ``workspace`` and return the verdict."""
+        t0 = time.monotonic()
+        ruling, output = self._verify(workspace)
+        verdict = HiddenTestVerdict(
+            ruling.status == "passed",
+            ruling.status,
+            ruling.reason,
+            ruling.failed_tests,
+            round(time.monotonic() - t0, 3),
+            output,
+            ruling.detail,
+        )
+        self._local.verdict = verdict
+        return verdict
+
+    # -- implementation
+    def _verify(self, workspace: Any) -> tuple[Ruling, str]:
+        problem = _workspace_problem(workspace)
+        if problem is None:
+            problem = self._tests_problem(Path(workspace))
+        if problem is None:
+            problem = _platform_problem()
+        if problem is not None:
+            return problem, ""
+        return self._in_fresh_dirs(Path(workspace))
+
+    def _tests_problem(self, ws: Path) -> Ruling | None:
+        """The hidden tests' source changed, cannot be read, or overlaps the workspace."""
+        if self._source is None:
+            return None
+        try:
+            now, _ = snapshot_tests(self._source)
+        except OSError as e:
+            return Ruling(
+                "tampering", f"the hidden tests at {str(self._source)!r} can no longer be read: {e}"
+            )
+        if digest(now) != self._digest:
+            return Ruling(
+                "tampering",
+                f"the hidden tests at {str(self._source)!r} changed since the checker was built",
+            )
+        real_ws, real_src = os.path.realpath(ws), str(self._source)
+        src_dir = real_src if os.path.isdir(real_src) else os.path.dirname(real_src)
+        if os.path.commonpath([real_ws, src_dir]) in (real_ws, src_dir):
+            return Ruling("tampering", "the workspace contains, or lies inside, the hidden tests")
+        return None
+
+    def _in_fresh_dirs(self, ws: Path) -> tuple[Ruling, str]:
+        """Copy the workspace into a fresh directory and run there; remove every directory."""
+        dirs: list[str] = []
+        try:
+            ws_copy = tempfile.mkdtemp(prefix="ek-ws-")
+            dirs.append(ws_copy)
+            tests_dir = tempfile.mkdtemp(prefix="ek-tests-")
+            dirs.append(tests_dir)
+            private = tempfile.mkdtemp(prefix="ek-verifier-")
+            dirs.append(private)
+            try:
+                skipped = copy_workspace(ws, Path(ws_copy), self.max_files, self.max_bytes)
+            except WorkspaceError as e:
+                return Ruling("error", str(e)), ""
+            except OSError as e:
+                return Ruling("error", f"cannot copy the workspace {str(ws)!r}: {e}"), ""
+            return self._run(Path(ws_copy), Path(tests_dir), Path(private), skipped)
+        finally:
+            for d in dirs:
+                shutil.rmtree(d, ignore_errors=True)
+
+    def _stage_tests(self, tests_dir: Path) -> Canary:
+        """Write the hidden tests and a fresh canary module into ``tests_dir``."""
+        for rel, data in self._files.items():
+            p = tests_dir / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(data)
+        canary = make_canary(taken=self._files)
+        (tests_dir / canary.module).write_text(canary.source, encoding="utf-8")
+        return canary
+
+    def _run(
+        self, ws_copy: Path, tests_dir: Path, private: Path, skipped: list[str]
+    ) -> tuple[Ruling, str]:
+        canary = self._stage_tests(tests_dir)
+        if digest(read_back(tests_dir, self._files)) != self._digest:
+            return Ruling("tampering", "the hidden tests changed while being copied"), ""
+        runner, ini = prepare_private(private)
+        cmd = build_command(
+            self.python, runner, ini, ws_copy, tests_dir, private / "basetemp", self.plugins
+        )
+        try:
+            result = run_isolated(
+                cmd,
+                cwd=ws_copy,
+                env=build_env(private, self.env),
+                timeout=self.timeout,
+                max_output=self.max_output,
+            )
+        except StartError as e:
+            return Ruling("error", f"cannot start the test interpreter {self.python!r}: {e}"), ""
+        return self._judge_run(result, tests_dir, canary, skipped), result.output
+
+    def _intact(self, tests_dir: Path, canary: Canary) -> bool:
+        """The hidden tests and the canary module in ``tests_dir`` are still what was written."""
+        after = read_back(tests_dir, [*self._files, canary.module])
+        tests_now = digest({k: after[k] for k in self._files})
+        return tests_now == self._digest and after[canary.module] == canary.source.encode("utf-8")
+
+    def _judge_run(
+        self, result: ProcessResult, tests_dir: Path, canary: Canary, skipped: list[str]
+    ) -> Ruling:
+        """Timeout, then tests modified during the run, then the verdict rules."""
+        paths: dict[str, Any] = {"skipped_paths": skipped} if skipped else {}
+        if result.timed_out:
+            return Ruling(
+                "timeout",
+                f"the hidden tests did not finish within {self.timeout:g} s",
+                detail={**paths, "exit_code": None},
+            )
+        if not self._intact(tests_dir, canary):
+            return Ruling(
+                "tampering",
+                "the hidden tests were modified during the run",
+                detail={**paths, "exit_code": result.exit_code},
+            )
+        evidence = Evidence(
+            result.lines,
+            exit_code=result.exit_code,
+            expected=self._expected,
+            canary_pass=canary.must_pass,
+            canary_fail=canary.must_fail,
+            overflow=result.overflow,
+        )
+        ruling = decide(evidence)
+        return replace(ruling, detail={**ruling.detail, **paths})
+
+
+def hidden_tests(
+    tests: Any,
+    *,
+    workspace: PathLike | Callable[[Any], Any] | None = None,
+    timeout: float = 60.0,
+    python: PathLike | None = None,
+    expected: Iterable[str] | None = None,
+    plugins: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+    max_output: int = 20_000,
+    max_files: int = 20_000,
+    max_bytes: int = 100_000_000,
+) -> HiddenTestChecker:
+    """Build an isolated hidden-test checker: ``check=hidden_tests("tests/hidden")``.
+
+    Requires pytest **in the interpreter that runs the tests** (``python``), not in ek.
+
+    Args:
+        tests: The trusted hidden tests: a test file, a directory (read recursively), or a
+            ``{relative path: source}`` mapping. Read and hashed now; a later change of the
+            files is reported as tampering. ``conftest.py`` is refused (conftest loading is off).
+        workspace: The agent's final workspace: a path, a ``callable(episode) -> path``, or
+            ``None`` to take it from the episode (a path as ``episode.final_state``,
+            ``final_state["workspace"]``, or ``episode.metadata["workspace"]``). Prefer a
+            harness-side value: a path read from the episode is chosen by the agent.
+        timeout: Seconds before the whole test process group is killed (status ``"timeout"``).
+        python: The interpreter that runs pytest (default :data:`sys.executable`).
+        expected: Node ids (``"test_x.py::test_y"``, parameters stripped) that must pass;
+            default: the tests found statically in ``test_*.py`` / ``*_test.py`` files.
+        plugins: pytest plugins to enable explicitly with ``-p`` (autoloading is off).
+        env: Extra environment variables for the test process (no ``PYTHON*``/``PYTEST*``).
+        max_output: Bytes of pytest output kept (head and tail).
+        max_files: Most files copied from the workspace (more: status ``"error"``).
+        max_bytes: Most bytes copied from the workspace (more: status ``"error"``).
+
+    Returns:
+        A :class:`HiddenTestChecker`: ``check(episode, gold)`` returns a
+        :class:`HiddenTestVerdict` whose truth value is the pass flag.
+
+    Example:
+        >>> check = hidden_tests({"test_a.py": "def test_one():\\n    assert True\\n"})
+        >>> check.expected, check.timeout
+        (('test_a.py::test_one',), 60.0)
+    """
+    return HiddenTestChecker(
+        tests,
+        workspace=workspace,
+        timeout=timeout,
+        python=python,
+        expected=expected,
+        plugins=plugins,
+        env=env,
+        max_output=max_output,
+        max_files=max_files,
+        max_bytes=max_bytes,
+    )
+
+
+def run_hidden_tests(tests: Any, workspace: PathLike, **options: Any) -> HiddenTestVerdict:
+    """One-shot: run ``tests`` against ``workspace`` and return the :class:`HiddenTestVerdict`.
+
+    ``options`` are those of :func:`hidden_tests`.
+
+    Example:
+        >>> run_hidden_tests({"test_a.py": "def test_one():\\n    pass\\n"}, "/nonexistent-ek").status
+        'error'
+    """
+    return hidden_tests(tests, **options).verify(workspace)
+
+
+register("checkers", "hidden_tests", hidden_tests)
