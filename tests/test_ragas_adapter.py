@@ -196,7 +196,7 @@ def test_nan_with_reason_for_undefined_values() -> None:
     v = m.multi_turn_score(sample)
     assert math.isnan(v) and "dollars unknown" in v.reason
     res = evaluate(EvaluationDataset(samples=[sample]), metrics=[m], show_progress=False)
-    assert math.isnan(res.scores[0]["ek_cost_per_success"])
+    assert math.isnan(res.scores[0][m.name])
     r = ek_ragas_metric(CostPerSuccessMetric(prices={}), api="experiment").score(
         user_input=sample.user_input, reference="4"
     )

@@ -10,12 +10,28 @@ DeepEval facts these shells are built around (deepeval 4.3.1, see the project no
 - ``evaluate()`` always calls ``is_successful()``: it is overridden so a lower-is-better metric
   (Cost-of-Pass) passes when cheap and fails when costly;
 - a ``TypeError`` escaping ``measure`` makes DeepEval call it again, so ek errors are re-raised
-  as :class:`~ek.adapters._shell.EkAdapterError` (a ``RuntimeError``).
+  as :class:`~ek.adapters._shell.EkAdapterError` (a ``RuntimeError``); the one ``TypeError``
+  is a test case of the wrong kind (an ``LLMTestCase`` given to :class:`EkConversationalMetric`
+  or a ``ConversationalTestCase`` to :class:`EkMetric`), refused before anything runs;
+- every tool call (``tools_called``, ``expected_tools``, a conversational case's
+  ``metadata["expected_tools"]``, the trace's ``tools_called``) is read by the core bridge
+  through :func:`ek.agents.toolcalls.normalize_call`, so any host's call shape means the same
+  call (``{"name", "arguments"}``, ``{"function", "arguments"}``, ``{"name",
+  "input_parameters"}``...); an unknown shape is refused with the list of accepted ones.
+
+**Per-test-case scores are ek's own** (equal to calling the ek metric directly). **The corpus
+number is not what DeepEval shows**: its console summary (and Confident AI) report, per metric
+*name*, the plain mean of the per-case scores and the pass rate, whereas ek's corpus aggregate is
+a ratio of sums (micro-F1 over all cases for tool calls, total dollars over total successes for
+Cost-of-Pass). Take the ek aggregate from ek (``metric.ek_metric.aggregate(scores)``, e.g. over
+``run_suite``) rather than from DeepEval's summary. Two metrics given the same ``name`` are merged
+in that summary: the default names are distinct per configuration.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from deepeval.metrics import BaseConversationalMetric, BaseMetric
@@ -108,8 +124,37 @@ class _EkShell:
         """``name``, else ``"ek:<configuration label>"`` (unique per ek metric configuration)."""
         return self.name or f"ek:{metric_label(self._ek)}"
 
+    #: ``True`` for the shell of ``ConversationalTestCase`` (cases with ``turns``).
+    _conversational = False
+
+    def _check_kind(self, test_case: Any) -> None:
+        """Refuse a test case of the other kind, naming it and the shell to use instead."""
+        turns = (
+            test_case.get("turns")
+            if isinstance(test_case, Mapping)
+            else getattr(test_case, "turns", None)
+        )
+        if (turns is not None) == self._conversational:
+            return
+        if self._conversational:
+            want, other = "a ConversationalTestCase", "EkMetric"
+        else:
+            want, other = "an LLMTestCase", "EkConversationalMetric"
+        msg = (
+            f"{type(self).__name__} scores {want}, got {type(test_case).__name__}: "
+            f"use {other}({metric_label(self._ek)}, threshold=...) for it"
+        )
+        self.error, self.success, self.score, self.ek_score = msg, False, None, None
+        raise TypeError(msg)
+
     def measure(self, test_case: Any, *args: Any, **kwargs: Any) -> float:
-        """Score one test case; sets ``score``, ``success``, ``reason`` and ``verbose_logs``."""
+        """Score one test case; sets ``score``, ``success``, ``reason`` and ``verbose_logs``.
+
+        Raises:
+            TypeError: a test case of the other kind (see the class docstrings).
+            EkAdapterError: the test case cannot be read, or the ek metric failed.
+        """
+        self._check_kind(test_case)
         try:
             try:
                 episode, gold = from_deepeval_test_case(test_case, use_trace=self.use_trace)
@@ -173,6 +218,9 @@ class EkMetric(_EkShell, BaseMetric):
         use_trace: ``True`` reads the episode from DeepEval's trace (sets ``requires_trace``);
             ``False`` ignores it; ``None`` uses it when present.
 
+    A ``ConversationalTestCase`` is refused with a ``TypeError`` naming
+    :class:`EkConversationalMetric`.
+
     Example:
         >>> from deepeval.test_case import LLMTestCase
         >>> from ek.agents import CostPerSuccessMetric, per_million
@@ -188,6 +236,22 @@ class EkConversationalMetric(_EkShell, BaseConversationalMetric):
     """An ek metric as a DeepEval ``BaseConversationalMetric`` (for ``ConversationalTestCase``).
 
     Steps come from the turns' ``tools_called``; the expected calls from
-    ``metadata["expected_tools"]`` (conversational cases have no such field). Arguments as for
-    :class:`EkMetric`.
+    ``metadata["expected_tools"]`` (conversational cases have no such field), a list of calls in
+    any accepted shape (``{"name": ..., "arguments": {...}}``, ``{"function": ..., "arguments":
+    {...}}``, DeepEval's ``ToolCall`` or its dict...; see :mod:`ek.agents.callshape`).
+    Arguments as for :class:`EkMetric`. An ``LLMTestCase`` is refused with a ``TypeError``
+    naming :class:`EkMetric`.
+
+    Example:
+        >>> from deepeval.test_case import ConversationalTestCase, ToolCall, Turn
+        >>> from ek.agents.toolcalls import ToolCallMetric
+        >>> case = ConversationalTestCase(
+        ...     turns=[Turn(role="user", content="refund A1"),
+        ...            Turn(role="assistant", content="done", tools_called=[
+        ...                ToolCall(name="refund", input_parameters={"order": "A1"})])],
+        ...     metadata={"expected_tools": [{"name": "refund", "arguments": {"order": "A1"}}]})
+        >>> EkConversationalMetric(ToolCallMetric(), threshold=1.0).measure(case)
+        1.0
     """
+
+    _conversational = True

@@ -4,10 +4,18 @@ Ragas 0.4 has two metric APIs that do not mix: ``evaluate()`` / ``aevaluate()`` 
 classic ``Metric`` subclasses, while the docs recommend the collections ``BaseMetric`` (its
 ``ascore``) inside an ``@experiment``. :func:`ek_ragas_metric` builds either from one ek metric:
 :class:`EkRagasMetric` (a classic ``MultiTurnMetric``) or :class:`EkCollectionsMetric`.
-Both read the columns ``user_input``, ``reference`` and ``reference_tool_calls`` (declared), turn
+Both read the columns ``user_input``, ``reference`` and ``reference_tool_calls`` (declared; the
+one a metric cannot score without is declared required, see :func:`required_columns`), turn
 the sample into an :class:`~ek.agents.base.Episode` and its gold
-(:func:`ek.agents._bridge_ragas.from_ragas_sample`), and return ek's number: NaN where ek says
-the value is undefined, with ek's reason alongside. :func:`to_ragas_sample` goes the other way.
+(:func:`ek.agents._bridge_ragas.from_ragas_sample`, which reads every tool call through
+:func:`ek.agents.toolcalls.normalize_call`), and return ek's number: NaN where ek says the value
+is undefined, with ek's reason alongside. :func:`to_ragas_sample` goes the other way.
+
+Names: a result is keyed by the metric's name, which by default encodes the configuration
+(``"ek_trajectory"``, ``"ek_trajectory(scheme=exact)"``); a name given twice in one
+``evaluate()`` raises ``ValueError``. Values: each per-sample value is ek's own; Ragas' summary
+of a result is its mean of them (NaN skipped), not ek's corpus aggregate (a ratio of sums), which
+:meth:`EkRagasMetric.aggregate` gives.
 
 Needs the extra: ``pip install ek-agents[ragas]`` (it pins ``langchain-community<0.4.2``, without
 which ``import ragas`` 0.4.3 fails).
@@ -46,6 +54,7 @@ from ._metric import (
     EkRagasMetric,
     EkRagasScore,
     ek_ragas_metric,
+    required_columns,
 )
 
 __all__ = [
@@ -55,5 +64,6 @@ __all__ = [
     "EkRagasScore",
     "ek_ragas_metric",
     "from_ragas_sample",
+    "required_columns",
     "to_ragas_sample",
 ]

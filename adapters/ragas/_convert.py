@@ -3,8 +3,9 @@
 Layout: a human message with the input (when there is one); for every step an AI message with
 that one tool call, then a tool message with its result (so positional pairing is exact); last, an
 AI message with the output. Non-string contents are JSON-encoded with ``metadata["json"] = True``;
-a step's error and id, all costs (``usage``, every token kind) and the episode fields ride in
-message ``metadata`` under the keys of :mod:`ek.agents._bridge_ragas`.
+a step's error and id, all costs (``usage``, every token kind), the episode fields and the task's
+tools (``tools``: :class:`~ek.agents.base.ToolSpec` dicts, which weight the tool-call and
+trajectory costs) ride in message ``metadata`` under the keys of :mod:`ek.agents._bridge_ragas`.
 
 Example:
     >>> from ek.agents import Cost, Episode, Step
@@ -38,16 +39,16 @@ def _encode(value: Any, md: dict[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False, default=repr)
 
 
-def _gold_parts(gold: Any) -> tuple[Any, Trajectory | None]:
+def _gold_parts(gold: Any) -> tuple[Any, Trajectory | None, TaskSpec | None]:
     if gold is None:
-        return None, None
+        return None, None, None
     if isinstance(gold, TaskSpec):
-        return gold.gold, gold.gold_calls
+        return gold.gold, gold.gold_calls, gold
     if isinstance(gold, Trajectory):
-        return None, gold
+        return None, gold, None
     if isinstance(gold, (list, tuple)) and gold and all(isinstance(s, Step) for s in gold):
-        return None, Trajectory(gold)
-    return gold, None
+        return None, Trajectory(gold), None
+    return gold, None, None
 
 
 def to_ragas_sample(episode: Episode, gold: Any = None) -> MultiTurnSample:
@@ -56,8 +57,10 @@ def to_ragas_sample(episode: Episode, gold: Any = None) -> MultiTurnSample:
     Args:
         episode: The episode.
         gold: A :class:`~ek.agents.base.TaskSpec` (``gold`` -> ``reference``, ``gold_calls`` ->
-            ``reference_tool_calls``), a :class:`~ek.agents.base.Trajectory` / list of Steps
-            (reference tool calls), or the reference answer. A non-string answer is
+            ``reference_tool_calls``, ``tools`` (the task's cost grammar) -> the last message's
+            ``metadata["tools"]``, as DeepEval's converter does), a
+            :class:`~ek.agents.base.Trajectory` / list of Steps (reference tool calls), or the
+            reference answer. A non-string answer is
             JSON-encoded (read it back with ``reference_is_json=True``).
 
     Returns:
@@ -104,8 +107,10 @@ def to_ragas_sample(episode: Episode, gold: Any = None) -> MultiTurnSample:
         fmd["run"] = ep.run.to_dict()
     if ep.metadata:
         fmd["episode_metadata"] = dict(ep.metadata)
+    answer, calls, spec = _gold_parts(gold)
+    if spec is not None and spec.tools:
+        fmd["tools"] = [t.to_dict() for t in spec.tools]
     msgs.append(AIMessage(content=content, metadata=fmd))
-    answer, calls = _gold_parts(gold)
     return MultiTurnSample(
         user_input=msgs,
         reference=None if answer is None else _encode(answer, {}),

@@ -1,19 +1,36 @@
 """The Ragas metric shells: classic :class:`EkRagasMetric`, collections :class:`EkCollectionsMetric`.
 
-Ragas facts they are built around (ragas 0.4.3, see the project notes): the classic base rebuilds
-each sample with **only the declared columns** before scoring (an undeclared column reads as
-``None``), so every column read is declared; classic metrics must return a plain number (a
-``MetricResult`` or ``None`` crashes ``evaluate()`` after all rows ran); a metric object with a
-``mode`` attribute changes its result key, so the shells have none; two metrics with the same
-``name`` share one result column (the last wins), so give each configuration its own ``name``.
+Ragas facts they are built around (ragas 0.4.3, see the project notes):
+
+- the classic base rebuilds each sample with **only the declared columns** before scoring (an
+  undeclared column reads as ``None``), so every column read is declared; the column a metric
+  cannot score without (``reference_tool_calls`` for tool-call and trajectory metrics,
+  ``reference`` for an output or final-state check) is declared *required*, as Ragas' own
+  metrics do, so ``evaluate()`` refuses a dataset without it up front (see
+  :func:`required_columns`). Ragas validates only the first sample: a later sample without the
+  column raises in the shell with a message naming it;
+- classic metrics must return a plain number (a ``MetricResult`` or ``None`` crashes
+  ``evaluate()`` after all rows ran);
+- a metric object with a ``mode`` attribute changes its result key, so the shells have none;
+- two metrics with the same ``name`` share one result column (the last wins), so the default
+  name encodes the configuration (:func:`~ek.adapters.ragas._names.default_name`) and a name
+  that occurs twice in one ``evaluate()`` / ``aevaluate()`` raises ``ValueError`` before any
+  row is scored.
+
+**Per-sample values are ek's own** (equal to calling the ek metric directly). **The corpus number
+is not what Ragas shows**: ``EvaluationResult``'s summary (its ``repr``, ``_repr_dict``) is Ragas'
+mean of the per-sample values with NaN skipped, whereas ek's corpus aggregate is a ratio of sums
+(for tool calls, micro-F1 over all samples). Get ek's from the scores, which carry ek's detail:
+:meth:`EkRagasMetric.aggregate` (``m.aggregate(result[m.name])``).
 """
 
 from __future__ import annotations
 
 import math
+import sys
 import typing as t
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -25,8 +42,13 @@ with warnings.catch_warnings():
     from ragas.metrics.collections import BaseMetric
 
 from ek.adapters._shell import resolve_metric, run_metric
+from ek.agents import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents._bridge_ragas import from_ragas_sample
+from ek.agents.toolcalls import ToolCallMetric
+from ek.agents.trajectory import TrajectoryMetric
 from ek.base import Score
+
+from ._names import check_unique_names, default_name
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -34,14 +56,91 @@ __all__ = [
     "EkRagasMetric",
     "EkRagasScore",
     "ek_ragas_metric",
+    "required_columns",
 ]
 
-#: The sample columns the shells read (``reference`` and ``reference_tool_calls`` optional).
+#: The sample columns the shells read, in Ragas' notation (``:optional`` = read when present).
+#: Which of them a given metric cannot do without: :func:`required_columns`.
 REQUIRED_COLUMNS = frozenset({"user_input", "reference:optional", "reference_tool_calls:optional"})
+
+_GOLD_READERS = (ToolCallMetric, TrajectoryMetric)  # score against the gold calls
+_CHECKED = (TaskSuccessMetric, CostPerSuccessMetric)  # judge success with a checker
+_REFERENCE_CHECKS = ("output", "final_state")  # the built-in checkers that read the gold
+
+
+def _gold_column(metric: Any) -> str | None:
+    """The column ``metric`` cannot score without, if ek knows it."""
+    if isinstance(metric, _GOLD_READERS):
+        return "reference_tool_calls"
+    if isinstance(metric, _CHECKED):
+        check = getattr(metric, "check", None)
+        if (check or "output") in _REFERENCE_CHECKS:  # None: "output" (or the suite's checker)
+            return "reference"
+    return None
+
+
+def required_columns(metric: Any) -> frozenset[str]:
+    """The Ragas columns (``MULTI_TURN``) that the shell of ``metric`` declares.
+
+    ``reference_tool_calls`` is required for tool-call and trajectory metrics, ``reference``
+    for a task-success or Cost-of-Pass metric with the ``"output"`` or ``"final_state"``
+    checker; the other columns the shells read stay ``:optional``.
+
+    Args:
+        metric: An ek metric instance.
+
+    Example:
+        >>> from ek.agents.toolcalls import ToolCallMetric
+        >>> sorted(required_columns(ToolCallMetric()))
+        ['reference:optional', 'reference_tool_calls', 'user_input']
+    """
+    need = _gold_column(metric)
+    if need is None:
+        return REQUIRED_COLUMNS
+    return (REQUIRED_COLUMNS - {f"{need}:optional"}) | {need}
 
 
 def _columns() -> dict[MetricType, set[str]]:
     return {MetricType.MULTI_TURN: set(REQUIRED_COLUMNS)}
+
+
+def _check_gold(name: str, metric: Any, reference: Any, reference_tool_calls: Any) -> None:
+    """Refuse a sample without the column ``metric`` needs (Ragas validates only sample 0)."""
+    need = _gold_column(metric)
+    given = {"reference": reference, "reference_tool_calls": reference_tool_calls}
+    if need is not None and given[need] is None:
+        raise ValueError(
+            f"{name} needs the sample's {need!r} column (the gold it scores against), got None; "
+            "give every sample one"
+        )
+
+
+def _result_key(metric: Any) -> str:
+    """The key Ragas' ``aevaluate`` files a metric's results under."""
+    mode = getattr(metric, "mode", None)
+    return f"{metric.name}(mode={mode})" if mode is not None else str(metric.name)
+
+
+def _evaluation_metrics() -> list[Any] | None:
+    """The metric list of the Ragas ``aevaluate()`` call that is initialising us, if any.
+
+    Ragas calls ``metric.init(run_config)`` on every metric from ``aevaluate``'s own body before
+    scoring a row, so its frame (and its ``metrics`` list) is on the stack; this is the one
+    place where an evaluation's whole metric list is visible to a metric.
+    """
+    frame = sys._getframe(1)
+    try:
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == "aevaluate" and frame.f_globals.get("__name__") == (
+                "ragas.evaluation"
+            ):
+                metrics = frame.f_locals.get("metrics")
+                return metrics if isinstance(metrics, list) else None
+            frame = frame.f_back  # type: ignore[assignment]
+        return None
+    finally:
+        del frame
 
 
 class EkRagasScore(float):
@@ -92,7 +191,10 @@ class EkRagasMetric(MultiTurnMetric):
 
     Args:
         metric: An ek metric instance, class or registered name.
-        name: The result column (default ``"ek_<metric name>"``).
+        name: The result column (default: the metric's name and its non-default arguments,
+            ``"ek_trajectory(scheme=exact)"``; see
+            :func:`~ek.adapters.ragas._names.default_name`). A name given twice in one
+            ``evaluate()`` raises ``ValueError``.
         check: Success checker for a metric built from a name or class.
         grammar: Cost grammar, likewise.
         price: A :class:`~ek.agents.cost.ModelPrice`, likewise.
@@ -100,7 +202,13 @@ class EkRagasMetric(MultiTurnMetric):
         reference_is_json: Decode ``reference`` as JSON (e.g. a goal state).
 
     Scores are :class:`EkRagasScore` floats (NaN where ek's value is undefined, the reason on
-    the score).
+    the score), each equal to the ek metric's own value. The required column (see
+    :func:`required_columns`) is declared, so ``evaluate()`` refuses a dataset whose first
+    sample lacks it; a later sample without it raises ``ValueError`` in this shell (which Ragas
+    logs and records as NaN unless ``raise_exceptions=True``).
+
+    Ragas' summary of a result is its own mean of the per-sample values (NaN skipped); ek's
+    corpus aggregate (a ratio of sums) is :meth:`aggregate`.
     """
 
     _required_columns: dict[MetricType, set[str]] = field(default_factory=_columns)
@@ -123,7 +231,8 @@ class EkRagasMetric(MultiTurnMetric):
             prices=self.prices,
         )
         if not self.name:
-            self.name = f"ek_{getattr(self._ek, 'name', type(self._ek).__name__)}"
+            self.name = default_name(self._ek)
+        self._required_columns = {MetricType.MULTI_TURN: set(required_columns(self._ek))}
         super().__post_init__()
 
     @property
@@ -137,12 +246,47 @@ class EkRagasMetric(MultiTurnMetric):
         return bool(getattr(self._ek, "higher_is_better", True))
 
     def init(self, run_config: Any) -> None:
-        """Nothing to initialise: no LLM, no embeddings."""
+        """No LLM, no embeddings; refuses a result name that the evaluation already uses.
+
+        Raises:
+            ValueError: another metric of the same ``evaluate()`` / ``aevaluate()`` call files
+                its results under this metric's name (Ragas would keep only the last).
+        """
+        metrics = _evaluation_metrics()
+        if metrics is not None and any(m is self for m in metrics):
+            check_unique_names([_result_key(m) for m in metrics])
 
     def score_sample(self, sample: Any) -> EkRagasScore:
-        """Score one ``MultiTurnSample`` (or row / message list) directly."""
+        """Score one ``MultiTurnSample`` (or row / message list) directly.
+
+        Raises:
+            ValueError: the sample lacks the column this metric needs (see
+                :func:`required_columns`).
+        """
         episode, gold = from_ragas_sample(sample, reference_is_json=self.reference_is_json)
+        if not isinstance(sample, (list, tuple)):
+            _check_gold(self.name, self._ek, gold.gold, gold.gold_calls)
         return EkRagasScore.from_score(run_metric(self._ek, episode, gold), episode.task_id)
+
+    def aggregate(self, scores: Sequence[float]) -> float:
+        """ek's corpus aggregate of this metric's per-sample scores (a ratio of sums).
+
+        Args:
+            scores: The :class:`EkRagasScore` values of one result column
+                (``result[m.name]``, or ``[row[m.name] for row in result.scores]``).
+
+        Raises:
+            TypeError: a score that does not carry ek's detail (not an :class:`EkRagasScore`).
+        """
+        values: list[Score] = []
+        for v in scores:
+            if not isinstance(v, EkRagasScore):
+                raise TypeError(
+                    "aggregate needs the EkRagasScore values this metric returned, got "
+                    f"{type(v).__name__}: {v!r:.80}"
+                )
+            values.append(Score(float(v), v.detail))
+        return float(self._ek.aggregate(values))
 
     async def _multi_turn_ascore(self, sample: Any, callbacks: Any) -> float:
         return self.score_sample(sample)
@@ -171,7 +315,7 @@ class EkCollectionsMetric(BaseMetric):
         ek = resolve_metric(metric, check=check, grammar=grammar, price=price, prices=prices)
         higher = bool(getattr(ek, "higher_is_better", True))
         super().__init__(
-            name=name or f"ek_{getattr(ek, 'name', type(ek).__name__)}",
+            name=name or default_name(ek),
             allowed_values=(0.0, 1.0) if higher else (0.0, math.inf),
         )
         self.metric = metric
@@ -191,7 +335,12 @@ class EkCollectionsMetric(BaseMetric):
         reference_tool_calls: list[Any] | None = None,
         task_id: str | None = None,
     ) -> MetricResult:
-        """Score one conversation (the columns of a ``MultiTurnSample``)."""
+        """Score one conversation (the columns of a ``MultiTurnSample``).
+
+        Raises:
+            ValueError: the column this metric needs (see :func:`required_columns`) is ``None``.
+        """
+        _check_gold(self.name, self._ek, reference, reference_tool_calls)
         row = {
             "user_input": user_input,
             "reference": reference,
@@ -226,8 +375,9 @@ def ek_ragas_metric(
         api: ``"evaluate"`` (default): a classic :class:`EkRagasMetric` for ``ragas.evaluate()``
             / ``aevaluate()``; ``"experiment"``: an :class:`EkCollectionsMetric` for ``ascore``
             and ``@experiment``.
-        name: The result name (default ``"ek_<metric name>"``; give distinct configurations
-            distinct names, Ragas keys results by name).
+        name: The result name (default: the metric's name and its non-default arguments, e.g.
+            ``"ek_trajectory(scheme=exact)"``; Ragas keys results by name, and a name given
+            twice in one ``evaluate()`` raises).
         check, grammar, price, prices: Constructor options for a metric given as a name or class.
         reference_is_json: Decode ``reference`` as JSON.
 
