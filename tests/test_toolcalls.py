@@ -15,13 +15,16 @@ import pytest
 
 from ek.agents.base import Episode, Step, TaskSpec, ToolSpec, Trajectory
 from ek.agents.toolcalls import (
+    MALFORMED_TOOL,
     AnyOf,
     GoldCall,
     MatchResult,
     ToolCallMetric,
     match_calls,
+    normalize_call,
     tool_call_score,
 )
+from ek.agents.trajectory import TrajectoryMetric
 from ek.evaluate import evaluate
 from ek.grammar import FieldSpec, GraphGrammar, NodeType
 from ek.registry import resolve
@@ -334,10 +337,10 @@ def test_aggregate_is_micro_f1_ratio_of_sums() -> None:
 
 
 def test_registered_and_protocol() -> None:
-    cls = resolve("metrics", "tool_calls")
-    assert cls is ToolCallMetric
-    m = cls()
+    m = resolve("metrics", "tool_calls")  # a default instance, usable as registered
+    assert type(m) is ToolCallMetric and m.grammar is None
     assert m.name == "tool_calls" and m.higher_is_better is True
+    assert m([S("a")], [S("a")]).value == 1.0
 
 
 def test_grammar_accepts_taskspec_and_tool_list() -> None:
@@ -354,19 +357,70 @@ def test_grammar_accepts_taskspec_and_tool_list() -> None:
 
 
 def test_call_without_a_name() -> None:
-    with pytest.raises(ValueError, match="no tool name"):
-        match_calls([{"args": {"x": 1}}], [])
-    with pytest.raises(ValueError, match="no tool name"):
+    # gold is trusted input: a malformed gold call raises, naming the accepted shapes
+    with pytest.raises(ValueError, match="gold call 0: no tool name.*accepted call shapes"):
         match_calls([], [{"name": "", "args": {}}])
+    with pytest.raises(ValueError, match="reserved for malformed predicted calls"):
+        match_calls([], [S(MALFORMED_TOOL)])
+    with pytest.raises(ValueError, match="reserved for malformed predicted calls"):
+        M([], [S(MALFORMED_TOOL)])
 
 
 def test_non_mapping_arguments() -> None:
     with pytest.raises(TypeError, match="args must be a mapping"):
-        match_calls([{"name": "f", "args": [1, 2]}], [])
+        match_calls([], [{"name": "f", "args": [1, 2]}])
     with pytest.raises(ValueError, match="not JSON"):
-        match_calls([{"name": "f", "arguments": "{x: 1"}], [])
+        match_calls([], [{"name": "f", "arguments": "{x: 1"}])
     with pytest.raises(TypeError, match="must be a mapping"):
         GoldCall("f", [1])  # type: ignore[arg-type]
+
+
+# Issue 16 item 4: a malformed *prediction* is model output; it is scored as a wrong call (an
+# extra call of MALFORMED_TOOL: FP = its mass, the default weight 1; BFCL verdict invalid) with
+# the reason, never raised on (a raise would drop the worst samples out of a host's mean).
+MALFORMED_PREDICTIONS = [
+    ({"": {"base": 10}}, "no tool name"),  # a real model output
+    ({"name": 7, "args": {"x": 1}}, "no tool name"),
+    ({"args": {"x": 1}}, "no tool name"),
+    ({"name": "f", "args": [1, 2]}, "args must be a mapping"),
+    ({"name": "f", "arguments": '"x"'}, "args must be a mapping"),
+    ({"name": "f", "arguments": "{x: 1"}, "not JSON"),
+    ({"type": "function", "function": {"name": "f", "arguments": "{"}}, "not JSON"),
+    (42, "must be a mapping or an object"),
+]
+
+
+@pytest.mark.parametrize(("call", "why"), MALFORMED_PREDICTIONS)
+def test_malformed_prediction_is_scored_not_raised(call: object, why: str) -> None:
+    gold = [S("f", x=1)]
+    for s in (M([call], gold), M([call], TaskSpec("t", gold_calls=gold))):
+        # gold f(x=1) missing: FN = 1 + 1 = 2; the malformed call extra: FP = 1 (no arguments)
+        assert s.value == 0.0 and (s.detail["tp"], s.detail["fp"], s.detail["fn"]) == (0, 1, 2)
+        assert s.detail["valid"] is False and s.detail["passed"] is False
+        (row,) = s.detail["extra"]
+        assert row["tool"] == MALFORMED_TOOL and row["cost"] == 1.0 and why in row["reason"]
+        assert "malformed call" in s.reason and why in s.reason
+    # next to a correct call: TP 2 (f matched), FP 1 -> F1 = 2*2 / (2*2 + 1) = 0.8
+    s = M([S("f", x=1), call], gold)
+    assert s.value == 0.8 and s.detail["valid"] is False
+    assert s.detail["extra"][0]["pred"] == 1
+    r = match_calls([call], gold)
+    assert not r.valid and r.counts.fp == 1.0 and r.extra[0].tool == MALFORMED_TOOL
+    assert why in r.to_dict()["extra"][0]["reason"] and why in r.reason
+    # the corpus aggregate counts it (it is not dropped): micro-F1 over [1.0, 0.0] episodes
+    # = 2*2 / (2*2 + 1 + 2) = 4/7
+    scores = [M([S("f", x=1)], gold), M([call], gold)]
+    assert M.aggregate(scores) == pytest.approx(4 / 7)
+
+
+def test_malformed_prediction_from_a_bridge_keeps_its_reason() -> None:
+    # a bridge turns a malformed call into Step(MALFORMED_TOOL, error=why): the same score
+    step = normalize_call({"name": "f", "arguments": "{x"}, strict=False)
+    s = M([step], [S("f", x=1)])
+    assert (s.value, s.detail["fp"], s.detail["valid"]) == (0.0, 1.0, False)
+    assert "not JSON" in s.detail["extra"][0]["reason"]
+    # the trajectory metric cannot match it either
+    assert TrajectoryMetric()([step], [S("f", x=1)]).value < 1.0
 
 
 def test_unhashable_or_exotic_values() -> None:
@@ -394,7 +448,7 @@ def test_wrong_container_types() -> None:
         match_calls("f(x=1)", [])
     with pytest.raises(TypeError, match="list of calls"):
         match_calls([], {"tool": "f"})
-    with pytest.raises(TypeError, match="must be a Step"):
-        match_calls([42], [])
+    with pytest.raises(TypeError, match="must be a mapping or an object"):
+        match_calls([], [42])
     with pytest.raises(ValueError, match="no gold_calls"):
         M([], TaskSpec("t"))

@@ -390,10 +390,15 @@ def error_cases() -> list[tuple[str, Callable[[], Any]]]:
 
 def run_error(fn: Callable[[], Any]) -> Any:
     try:
-        fn()
+        s = fn()
     except Exception as e:
         return [type(e).__name__, str(e)]
-    return "no error"
+    # a malformed prediction is scored as a wrong call, not raised on (issue 16, item 4)
+    return ["scored", enc(s.value), digest([enc(s.value), enc(s.detail)])]
+
+
+# Model output is untrusted input: these predictions are scored (a wrong call), never raised on.
+SCORED_ERRORS = {"no name", "empty name", "args list", "args bad json", "call int"}
 
 
 # BFCL pairs -----------------------------------------------------------------------------------
@@ -469,7 +474,9 @@ def test_hypothesis_cases_unchanged(golden: dict[str, Any]) -> None:
 def test_errors_unchanged(golden: dict[str, Any]) -> None:
     got = {name: run_error(fn) for name, fn in error_cases()}
     assert got == golden["errors"]
-    assert all(v != "no error" for v in got.values())
+    assert {k for k, v in got.items() if v[0] == "scored"} == SCORED_ERRORS
+    for k in SCORED_ERRORS:  # one extra call of unit mass, nothing matched: F1 = 0
+        assert got[k][1] == enc(0.0)
 
 
 def test_bfcl_pairs_unchanged(golden: dict[str, Any]) -> None:

@@ -163,15 +163,20 @@ def test_metric_shell_detail_and_aggregate() -> None:
 
 
 def test_registered_and_validated() -> None:
-    cls = resolve("metrics", "trajectory")
-    assert cls is TrajectoryMetric
-    assert cls(scheme="exact").scheme == "exact"
+    m = resolve("metrics", "trajectory")  # a default instance, usable as registered
+    assert type(m) is TrajectoryMetric and m.scheme == "in_order" and m.grammar is None
+    assert m([Step("a")], [Step("a")]).value == 1.0
+    assert type(m)(scheme="exact").scheme == "exact"
     with pytest.raises(ValueError, match="scheme must be one of"):
         TrajectoryMetric(scheme="strict")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="scheme must be one of"):
         align_trajectory([], [], scheme="unordered")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="no tool name"):
-        TrajectoryMetric()([{"args": {}}], [])
+    with pytest.raises(ValueError, match="no tool name"):  # malformed gold is refused
+        TrajectoryMetric()([], [{"args": {}}])
+    # A malformed predicted call is untrusted model output: scored as an extra step (mass 1:
+    # unit weight, no arguments), never raised on.
+    s = TrajectoryMetric(scheme="exact")([{"args": {}}], [])
+    assert (s.value, s.passed, s.detail["cost"]) == (0.0, False, 1.0)
 
 
 def test_long_alignment_is_exact_on_a_structured_case() -> None:

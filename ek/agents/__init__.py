@@ -92,13 +92,18 @@ from ek.agents.reliability import (
     wilson_interval,
 )
 from ek.agents.toolcalls import (
+    ACCEPTED_CALL_SHAPES,
+    MALFORMED_TOOL,
     AnyOf,
     BfclCase,
+    CallShapeError,
     GoldCall,
     MatchResult,
     ToolCallMetric,
     from_bfcl,
     match_calls,
+    normalize_call,
+    normalize_calls,
 )
 from ek.agents.trajectory import (
     SCHEMES,
@@ -117,14 +122,17 @@ from ek.agents.verifier import (
 from ek.grammar import FieldSpec, GraphGrammar
 
 __all__ = [
+    "ACCEPTED_CALL_SHAPES",
     "COMPARABILITY_KEYS",
     "DESTRUCTIVE_WEIGHT",
+    "MALFORMED_TOOL",
     "SCHEMES",
     "TOKEN_KINDS",
     "VERDICT_STATUSES",
     "AlignmentOp",
     "AnyOf",
     "BfclCase",
+    "CallShapeError",
     "Checker",
     "Cost",
     "CostPerSuccessMetric",
@@ -190,6 +198,8 @@ __all__ = [
     "mean_position_bias",
     "newcombe_difference",
     "normal_quantile",
+    "normalize_call",
+    "normalize_calls",
     "output_match",
     "pairwise_judge",
     "pass_at_k",

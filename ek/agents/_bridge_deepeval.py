@@ -28,7 +28,9 @@ reverse converter ``ek.adapters.deepeval.to_deepeval_test_case`` writes them):
                        ``input`` and ``actual_output`` to be ``str``)
 ``gold``               the gold answer or goal state (else ``expected_output``)
 ``tools``              a list of :class:`~ek.agents.base.ToolSpec` dicts (the task's cost grammar)
-``expected_tools``     conversational cases only (they have no such field): the expected calls
+``expected_tools``     conversational cases only (they have no such field): the expected calls,
+                       in any accepted call shape (``{"name", "arguments"}``, DeepEval's
+                       ``{"name", "input_parameters"}``, ...: :mod:`ek.agents.callshape`)
 ``episode_metadata``   the episode's own metadata; other unknown keys are merged into it too
 =====================  =====================================================================
 
@@ -57,6 +59,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, ToolSpec, Trajectory
+from ek.agents.callshape import MALFORMED_TOOL, normalize_call, normalize_calls
 
 __all__ = ["RESERVED_METADATA_KEYS", "from_deepeval_test_case", "from_deepeval_trace"]
 
@@ -115,13 +118,15 @@ def _aligned(owner: str, values: Any, n: int) -> list[Any]:
 
 
 def _step(call: Any, error: Any = None, call_id: Any = None) -> Step:
-    name = _get(call, "name", "tool")
-    args = _get(call, "input_parameters", "inputParameters", "args", default=None)
+    """A called tool as a Step, read by the one call-shape normaliser (model output: a
+    malformed call becomes a :data:`~ek.agents.callshape.MALFORMED_TOOL` step saying why)."""
+    read = normalize_call(call, strict=False)
+    why = read.error if read.tool == MALFORMED_TOOL else None
     return Step(
-        tool=name,
-        args={} if args is None else args,
+        tool=read.tool,
+        args=read.args,
         observation=_get(call, "output", "observation"),
-        error=None if error is None else str(error),
+        error=why if error is None else str(error) if why is None else f"{why}; {error}",
         id=None if call_id is None else str(call_id),
     )
 
@@ -168,9 +173,10 @@ def _episode_fields(md: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _gold_calls(calls: Any) -> Trajectory | None:
+    """The expected calls, in any accepted call shape (gold: a malformed one raises)."""
     if calls is None:
         return None
-    return Trajectory(_step(c) for c in calls)
+    return Trajectory(normalize_calls(calls))
 
 
 def _task(

@@ -24,11 +24,14 @@ answers that call instead. A tool message with no pending call raises ``ValueErr
 ``duration``, ``run``,
 ``episode_error``,
 ``episode_metadata``
+``tools`` (any message)     the task's :class:`~ek.agents.base.ToolSpec` dicts (its cost
+                            grammar; the last one wins), as DeepEval's ``metadata["tools"]``
 ==========================  ================================================================
 
 The episode's input is the first human message; its output is the last AI message without tool
-calls. The gold is a :class:`~ek.agents.base.TaskSpec` with ``gold`` = ``reference`` and
-``gold_calls`` = ``reference_tool_calls``.
+calls. The gold is a :class:`~ek.agents.base.TaskSpec` with ``gold`` = ``reference``,
+``gold_calls`` = ``reference_tool_calls`` and ``tools`` from the messages' ``metadata["tools"]``,
+so the tool weights and argument importances reach the metrics as they do on every other path.
 
 Example:
     >>> msgs = [
@@ -52,7 +55,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, Trajectory
+from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, ToolSpec, Trajectory
+from ek.agents.callshape import normalize_call, normalize_calls
 
 __all__ = ["EPISODE_METADATA_KEYS", "from_ragas_sample"]
 
@@ -141,16 +145,23 @@ _NO_METADATA: dict[str, Any] = {}
 class _Pending:
     """A step being built: the call, then (maybe) its result."""
 
-    __slots__ = ("args", "error", "id", "observation", "tool")
+    __slots__ = ("args", "error", "id", "malformed", "observation", "tool")
 
-    def __init__(self, tool: str, args: Any, call_id: Any) -> None:
-        self.tool, self.args = tool, args
+    def __init__(self, call: Any, call_id: Any) -> None:
+        # model output, read by the one call-shape normaliser: a malformed call becomes a
+        # MALFORMED_TOOL step saying why (scored as a wrong call)
+        read = normalize_call(call, strict=False)
+        self.tool, self.args = read.tool, read.args
         self.id = None if call_id is None else str(call_id)
         self.observation: Any = None
+        self.malformed = read.error
         self.error: str | None = None
 
     def step(self) -> Step:
-        return Step(self.tool, self.args or {}, self.observation, self.error, self.id)
+        err = self.error
+        if self.malformed is not None:
+            err = self.malformed if err is None else f"{self.malformed}; {err}"
+        return Step(self.tool, self.args, self.observation, err, self.id)
 
 
 def from_ragas_sample(
@@ -178,6 +189,7 @@ def from_ragas_sample(
     pending: list[_Pending] = []
     costs: list[Cost] = []
     ep_md: dict[str, Any] = {}
+    tools: Any = None
     inp: Any = None
     out: Any = None
     for i, m in enumerate(msgs):
@@ -189,6 +201,7 @@ def from_ragas_sample(
             for k in EPISODE_METADATA_KEYS:
                 if k in md:
                     ep_md[k] = md[k]
+            tools = md.get("tools", tools)
         if kind == "human":
             if inp is None:
                 inp = _content(m, md)
@@ -203,7 +216,7 @@ def from_ragas_sample(
                     f"({len(calls)}), got {len(ids)}"
                 )
             for c, cid in zip(calls, ids):
-                p = _Pending(_get(c, "name"), _get(c, "args"), cid)
+                p = _Pending(c, cid)
                 all_steps.append(p)
                 pending.append(p)
             if not calls:
@@ -239,9 +252,7 @@ def from_ragas_sample(
     )
     if reference_is_json and isinstance(reference, str):
         reference = json.loads(reference)
-    gold_calls = (
-        None
-        if ref_calls is None
-        else Trajectory(Step(_get(c, "name"), _get(c, "args") or {}) for c in ref_calls)
-    )
-    return ep, TaskSpec(tid, input=inp, gold=reference, gold_calls=gold_calls)
+    # gold, in any accepted call shape (a malformed one raises)
+    gold_calls = None if ref_calls is None else Trajectory(normalize_calls(ref_calls))
+    specs = tuple(t if isinstance(t, ToolSpec) else ToolSpec.from_dict(t) for t in tools or ())
+    return ep, TaskSpec(tid, input=inp, gold=reference, gold_calls=gold_calls, tools=specs)

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ek.agents._gold import _show
+from ek.agents.callshape import MALFORMED_TOOL
 
 if TYPE_CHECKING:
     from ek.agents._callresults import ArgVerdict, CallMatch, MatchResult
@@ -94,7 +95,7 @@ def reason_text(
         )
     if extra:
         parts.append(
-            "extra " + _enumerate([f"{c[1]} (call #{c[0]}, cost {c[3]:g})" for c in extra])
+            "extra " + _enumerate([f"{c[1]} (call #{c[0]}, cost {c[3]:g}{_why(c)})" for c in extra])
         )
     lines = []
     for tool, gi, pi, a in wrong:
@@ -115,8 +116,25 @@ def _missing_row(index: int, tool: str, args: Mapping[str, Any], cost: float) ->
     return {"gold": index, "tool": tool, "args": _show(args), "cost": cost}
 
 
+def _malformed_reason(tool: str, args: Mapping[str, Any]) -> str | None:
+    """Why a predicted call is malformed (its arguments carry it), or ``None``."""
+    if tool != MALFORMED_TOOL:
+        return None
+    reason = getattr(args, "reason", None)
+    return reason if isinstance(reason, str) else None
+
+
+def _why(row: CallRow) -> str:
+    reason = _malformed_reason(row[1], row[2])
+    return "" if reason is None else f", {reason}"
+
+
 def _extra_row(index: int, tool: str, args: Mapping[str, Any], cost: float) -> dict[str, Any]:
-    return {"pred": index, "tool": tool, "args": dict(args), "cost": cost}
+    row = {"pred": index, "tool": tool, "args": dict(args), "cost": cost}
+    reason = _malformed_reason(tool, args)
+    if reason is not None:  # a malformed predicted call: why it could not be read
+        row["reason"] = reason
+    return row
 
 
 def _wrong_row(tool: str, gi: int, pi: int, a: ArgVerdict) -> dict[str, Any]:

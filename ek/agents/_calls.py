@@ -1,37 +1,38 @@
-"""Calls as the matcher sees them: parsing every accepted input form, preparing predicted calls
-(canonical, frozen arguments and an exact-match key) and gold calls (compiled patterns), and the
-grammar a gold brings with it.
+"""Calls as the matcher sees them: reading every accepted call shape (through the one
+normaliser, :func:`ek.agents.callshape.read_call`), preparing predicted calls (canonical, frozen
+arguments and an exact-match key) and gold calls (compiled patterns), and the grammar a gold
+brings with it.
 
-Accepted forms: a :class:`~ek.agents.base.Step`, a :class:`~ek.agents.toolcalls.GoldCall`, a
-mapping with ``tool``/``name`` and ``args``/``arguments``/``input`` (a JSON string is decoded), an
-OpenAI-style ``{"type": "function", "function": {...}}``, BFCL's decoded AST ``{name: {args}}``,
-or any object with ``tool``/``name`` and ``args``/``input_parameters``.
+A predicted call in no accepted shape (no or a non-string tool name, arguments that are not a
+mapping, unparseable JSON) is model output, scored rather than raised on: it is read as a call
+of :data:`~ek.agents.callshape.MALFORMED_TOOL` with no arguments, which no gold call matches, and
+its :class:`_Malformed` arguments carry the reason into the score's detail. A malformed gold call
+raises.
 
 Example:
-    >>> _call_parts({"name": "f", "arguments": '{"x": 1}'}, 0, "predicted")
-    ('f', {'x': 1})
-    >>> _call_parts({"f": {"x": 1}}, 0, "predicted")
-    ('f', {'x': 1})
+    >>> from ek.canon import resolve_canonicalizer
+    >>> ctx = _Ctx(None, resolve_canonicalizer("default"), {})
+    >>> [(i, t, dict(a)) for i, t, a, _ in _iter_calls([{"f": {"x": 1}}, {"": {}}], ctx, "predicted")]
+    [(0, 'f', {'x': 1}), (1, '<malformed call>', {})]
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ek.agents._bfcl import BfclCase
 from ek.agents._callargs import _PATTERNS, _AnyPat, _compile, _Ctx, _Tool
-from ek.agents._gold import GoldCall
 from ek.agents.base import Step, TaskSpec, ToolSpec, Trajectory
+from ek.agents.callshape import MALFORMED_TOOL, CallShapeError, malformed_step, read_call
 from ek.base import is_episode
 from ek.grammar import GraphGrammar
 
 __all__ = [
     "_GCall",
+    "_Malformed",
     "_PCall",
     "_as_list",
-    "_call_parts",
     "_gold_call",
     "_pcall",
     "_pred_args",
@@ -41,54 +42,38 @@ __all__ = [
     "_split_gold",
 ]
 
-_CALL_KEYS = frozenset({"tool", "name", "args", "arguments", "input", "id", "type", "function"})
+
+class _Malformed(Mapping[str, Any]):
+    """The (empty) arguments of a malformed predicted call, carrying why it is malformed in
+    ``reason``: the call is scored as an extra call of :data:`MALFORMED_TOOL` with that reason."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "{}"
 
 
-def _call_parts(x: Any, i: int, side: str) -> tuple[str, Mapping[str, Any]]:
-    """(tool, args) of one call given as a Step, GoldCall, dict or BFCL ``{name: args}``."""
-    if isinstance(x, (Step, GoldCall)):
-        return x.tool, x.args
-    if isinstance(x, Mapping):
-        d: Mapping[str, Any] = x
-        if isinstance(d.get("function"), Mapping):
-            d = d["function"]
-        if "tool" not in d and "name" not in d and len(d) == 1:
-            (name, args), *_ = d.items()
-            if name not in _CALL_KEYS and isinstance(args, Mapping):
-                d = {
-                    "tool": name,
-                    "args": args,
-                }  # BFCL's decoded AST: {function_name: {param: value}}
-        name = d.get("tool", d.get("name"))
-        if not isinstance(name, str) or not name:
-            raise ValueError(
-                f"{side} call {i} has no tool name: expected a non-empty 'tool' or 'name', "
-                f"got {x!r:.200}"
-            )
-        args = d["args"] if "args" in d else d.get("arguments", d.get("input", {}))
-        if args is None:
-            args = {}
-        if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except json.JSONDecodeError as e:
-                raise ValueError(
-                    f"{side} call {i} ({name!r}): arguments string is not JSON ({e})"
-                ) from None
-        if not isinstance(args, Mapping):
-            raise TypeError(
-                f"{side} call {i} ({name!r}): args must be a mapping, got "
-                f"{type(args).__name__}: {args!r:.200}"
-            )
-        return name, args
-    tool = getattr(x, "tool", getattr(x, "name", None))
-    args = getattr(x, "args", getattr(x, "input_parameters", None))
-    if isinstance(tool, str) and tool and isinstance(args, Mapping):
-        return tool, args
-    raise TypeError(
-        f"{side} call {i} must be a Step, a GoldCall or a mapping with 'tool'/'name' and "
-        f"'args'/'arguments', got {type(x).__name__}: {x!r:.200}"
-    )
+def _malformed(x: Any, i: int, side: str, why: Exception | str | None) -> _Malformed:
+    """The arguments of malformed predicted call ``i``; a gold call raises instead."""
+    if side != "predicted":
+        if why is None:  # a gold call named as a malformed prediction
+            why = f"tool name {MALFORMED_TOOL!r} is reserved for malformed predicted calls"
+        raise CallShapeError(f"{side} call {i}: {why}") from None
+    if why is None:  # a Step a bridge made of a malformed call: its error says why
+        why = getattr(x, "error", None) or "malformed call"
+    return _Malformed(malformed_step(why).error or "malformed call")
 
 
 def _as_list(obj: Any, side: str) -> list[Any]:
@@ -207,7 +192,12 @@ def _iter_calls(
             tool = x.tool
             args = x.args
         else:
-            tool, args = _call_parts(x, i, side)
+            try:
+                tool, args = read_call(x)
+            except CallShapeError as e:  # model output is scored, never raised on; gold raises
+                tool, args = MALFORMED_TOOL, _malformed(x, i, side, e)
+        if tool == MALFORMED_TOOL and type(args) is not _Malformed:
+            args = _malformed(x, i, side, None)
         info = tools.get(tool)
         if info is None:
             info = ctx.tool(tool)

@@ -44,6 +44,7 @@ from ek.agents._calls import _GCall, _iter_calls, _PCall, _pcall, _pred_args, _p
 from ek.agents._compare import _compare
 from ek.agents._lazydetail import LazyDetail
 from ek.agents._matching import _assign, _assign_rest
+from ek.agents.callshape import MALFORMED_TOOL
 from ek.base import Score, deferred_score
 from ek.fields import f1_score
 
@@ -199,7 +200,8 @@ def _tally(rows: list[_Row], missing: list[CallRow], extra: list[CallRow]) -> Sc
     ext = []
     for pi, tool, args, mass in extra:
         fp += mass
-        ext.append((pi, tool, dict(args), mass))
+        # (a malformed call's arguments are empty and immutable, and carry its reason)
+        ext.append((pi, tool, args if tool == MALFORMED_TOOL else dict(args), mass))
     valid = not miss and not ext and n_exact == len(matched)
     return tool_score(
         tp, fp, fn, valid, _explain, (valid, matched, n_exact, miss, ext, inexact, tp, fp, fn)

@@ -43,6 +43,7 @@ from ek.agents._callscore import (
 from ek.agents._compare import _compare
 from ek.agents._gold import GoldCall
 from ek.agents.base import Step
+from ek.agents.callshape import MALFORMED_TOOL
 
 if TYPE_CHECKING:
     from ek.agents._callargs import _Ctx, _Tool
@@ -136,6 +137,8 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
             by_tool[t] = [j]
         else:
             b.append(j)
+    if MALFORMED_TOOL in by_tool:  # a reserved name in the gold: the full path raises
+        return None
     claimed: list[int | None] = [None] * len(gl)  # gold index -> the predicted call claiming it
     left: list[tuple[int, str, Mapping[str, Any], _Tool]] = []
     r: bool | None
@@ -183,6 +186,8 @@ def _claim(pl: list[Any], gl: list[Any], ctx: _Ctx) -> Score | None:
                 else:
                     left.append((i, t, a, info))
                 continue
+            if t == MALFORMED_TOOL:  # a malformed call (its reason is read on the full path)
+                return None
             left.append((i, t, a, info))
     except Exception:  # an odd value (a strange ==): the full path
         return None

@@ -69,6 +69,13 @@ from ek.agents._gold import AnyOf, GoldCall
 from ek.agents._gold import _show as _show
 from ek.agents._matching import _match_prepared as _match_prepared
 from ek.agents.base import TaskSpec, ToolSpec
+from ek.agents.callshape import (
+    ACCEPTED_CALL_SHAPES,
+    MALFORMED_TOOL,
+    CallShapeError,
+    normalize_call,
+    normalize_calls,
+)
 from ek.base import Score
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.fields import micro_f1
@@ -76,16 +83,21 @@ from ek.grammar import GraphGrammar
 from ek.registry import register
 
 __all__ = [
+    "ACCEPTED_CALL_SHAPES",
+    "MALFORMED_TOOL",
     "AnyOf",
     "ArgVerdict",
     "BfclCase",
     "CallMatch",
+    "CallShapeError",
     "GoldCall",
     "MatchResult",
     "ToolCallMetric",
     "UnmatchedCall",
     "from_bfcl",
     "match_calls",
+    "normalize_call",
+    "normalize_calls",
     "tool_call_score",
 ]
 
@@ -168,12 +180,15 @@ class ToolCallMetric:
     Per episode: weighted F1 = 2·TP / (2·TP + FP + FN) over the costs described in the module
     docstring; ``detail["passed"]`` is BFCL's ``valid`` (every gold call matched exactly and
     nothing extra). Corpus: micro-F1 from the summed weighted TP/FP/FN (a ratio of sums).
-    Registered as ``"tool_calls"`` in the ``"metrics"`` namespace (the class itself is
-    registered: ``resolve("metrics", "tool_calls")()`` builds one).
+    Registered as ``"tool_calls"`` in the ``"metrics"`` namespace (a default instance:
+    ``resolve("metrics", "tool_calls")(pred, gold)`` scores).
 
     Args:
         grammar: Costs and schemas (a GraphGrammar, a TaskSpec or a list of ToolSpec). When
-            ``None``, a TaskSpec / BfclCase gold brings its own grammar, else unit costs.
+            ``None``, a TaskSpec / BfclCase gold brings its own grammar, else unit costs; so
+            inside :func:`~ek.agents.suite.run_suite` (which passes each task's TaskSpec as the
+            gold) every task is scored with its own tools' weights, exactly as when the metric
+            is called directly. :meth:`with_grammar` builds the metric for another grammar.
         canonicalizer: ``"default"`` (NFC, casefold, whitespace folded), ``"bfcl"`` (BFCL's
             ``standardize_string``), ``"raw"`` or a callable on leaf values.
 
@@ -218,6 +233,20 @@ class ToolCallMetric:
 
     def __repr__(self) -> str:
         return f"ToolCallMetric(grammar={self.grammar!r}, canonicalizer={self.canonicalizer!r})"
+
+    def with_grammar(
+        self, grammar: GraphGrammar | TaskSpec | Sequence[ToolSpec] | None
+    ) -> ToolCallMetric:
+        """The same metric with another grammar: a new metric with its own cost context and
+        caches (``self`` is not changed).
+
+        Example:
+            >>> from ek.agents.base import Step, ToolSpec
+            >>> m = ToolCallMetric().with_grammar([ToolSpec("drop", destructive=True)])
+            >>> m([], [Step("drop")]).detail["fn"]          # a destructive call: weight 10
+            10.0
+        """
+        return ToolCallMetric(grammar, self.canonicalizer)
 
     def match(self, pred: Any, gold: Any) -> MatchResult:
         """The :class:`MatchResult` behind :meth:`__call__`."""
@@ -266,4 +295,4 @@ class ToolCallMetric:
         return micro_f1(s.detail for s in scores)
 
 
-register("metrics", "tool_calls", ToolCallMetric)
+register("metrics", "tool_calls", ToolCallMetric())

@@ -558,12 +558,15 @@ class TrajectoryMetric:
 
     See the module docstring for the schemes, the costs and the mapping to agentevals,
     pydantic-evals and DeepEval. Registered as ``"trajectory"`` in the ``"metrics"`` namespace
-    (the class itself: ``resolve("metrics", "trajectory")(scheme="exact")``).
+    (a default ``in_order`` instance: ``resolve("metrics", "trajectory")(pred, gold)`` scores).
 
     Args:
         scheme: ``"exact"``, ``"in_order"`` (default), ``"any_order"`` or ``"superset"``.
         grammar: A GraphGrammar (or TaskSpec / list of ToolSpec) giving weights and importances;
-            when ``None``, a TaskSpec gold brings its own grammar, else unit costs.
+            when ``None``, a TaskSpec gold brings its own grammar, else unit costs; so inside
+            :func:`~ek.agents.suite.run_suite` (which passes each task's TaskSpec as the gold)
+            every task is scored with its own tools' weights, exactly as when the metric is
+            called directly. :meth:`with_grammar` builds the metric for another grammar.
         canonicalizer: Value normalisation before comparison (``"default"``, ``"bfcl"``, ``"raw"``
             or a callable on leaf values).
 
@@ -601,6 +604,20 @@ class TrajectoryMetric:
             f"canonicalizer={self.canonicalizer!r})"
         )
 
+    def with_grammar(
+        self, grammar: GraphGrammar | TaskSpec | Sequence[ToolSpec] | None
+    ) -> TrajectoryMetric:
+        """The same metric with another grammar: a new metric with its own cost context
+        (``self`` is not changed).
+
+        Example:
+            >>> from ek.agents.base import Step, ToolSpec
+            >>> m = TrajectoryMetric().with_grammar([ToolSpec("drop", destructive=True)])
+            >>> m([], [Step("drop")]).detail["cost"]         # a destructive step: weight 10
+            10.0
+        """
+        return TrajectoryMetric(self.scheme, grammar, self.canonicalizer)  # type: ignore[arg-type]
+
     def align(self, pred: Any, gold: Any) -> TrajectoryResult:
         """The :class:`TrajectoryResult` behind :meth:`__call__`."""
         calls, g_grammar = _split_gold(gold)
@@ -624,4 +641,4 @@ class TrajectoryMetric:
         return min(1.0, max(0.0, 1.0 - cost / worst))
 
 
-register("metrics", "trajectory", TrajectoryMetric)
+register("metrics", "trajectory", TrajectoryMetric())
