@@ -18,7 +18,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-__all__ = ["UnknownNameError", "register", "registered", "resolve", "unregister"]
+__all__ = [
+    "UnknownNameError",
+    "namespaces",
+    "register",
+    "registered",
+    "resolve",
+    "unregister",
+]
 
 T = TypeVar("T")
 
@@ -67,6 +74,22 @@ def unregister(namespace: str, name: str) -> None:
     """Remove a registration (no error when absent)."""
     with _LOCK:
         _REGISTRY.get(namespace, {}).pop(name, None)
+
+
+def namespaces() -> list[str]:
+    """The sorted namespaces that hold at least one registration.
+
+    Example:
+        >>> register("doc-namespace", "thing", object())  # doctest: +ELLIPSIS
+        <object object at ...>
+        >>> "doc-namespace" in namespaces()
+        True
+        >>> unregister("doc-namespace", "thing")
+        >>> "doc-namespace" in namespaces()
+        False
+    """
+    with _LOCK:
+        return sorted(ns for ns, table in _REGISTRY.items() if table)
 
 
 def registered(namespace: str) -> list[str]:

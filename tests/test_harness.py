@@ -294,39 +294,42 @@ def test_metric_by_registered_name_gets_price() -> None:
     assert res.metrics["cost_per_success"] == 1.0
 
 
-class GrammarMetric:
-    name, higher_is_better = "gm", True
+class GrammarMetricWith:
+    """A third-party metric that takes its grammar through ``with_grammar`` (the protocol)."""
 
-    def __init__(self) -> None:
-        self.grammar: Any = None
-        self.seen: list[Any] = []
+    name, higher_is_better = "gmw", True
+
+    def __init__(self, grammar: Any = None) -> None:
+        self.grammar = grammar
+
+    def with_grammar(self, grammar: Any) -> GrammarMetricWith:
+        return GrammarMetricWith(grammar)
 
     def __call__(self, pred: Any, gold: Any) -> Score:
         assert isinstance(gold, TaskSpec)
-        return Score(self.grammar.weight("refund"), {"n": 1})
+        w = 0.0 if self.grammar is None else self.grammar.weight("refund")
+        return Score(w, {"n": 1})
 
     def aggregate(self, scores: Any) -> float:
         return sum(s.value for s in scores) / len(scores)
 
 
-class GrammarMetricWith(GrammarMetric):
-    name = "gmw"
-
-    def with_grammar(self, grammar: Any) -> GrammarMetricWith:
-        m = GrammarMetricWith()
-        m.grammar = grammar
-        m.name = "gmw"
-        return m
-
-
-def test_suite_grammar_reaches_metrics() -> None:
-    refund = ToolSpec("refund", destructive=True)
-    tasks = [TaskSpec("a", gold=1, tools=[refund]), TaskSpec("b", gold=1)]
-    plain, withg = GrammarMetric(), GrammarMetricWith()
-    res = run_suite(lambda t: 1, tasks, metrics=[plain, withg])
-    # destructive tool weight 10.0 read from the suite grammar by both metrics
-    assert res.metrics == {"gm": 10.0, "gmw": 10.0}
-    assert plain.grammar is None and withg.grammar is None  # the user's objects are untouched
+def test_each_task_gets_its_own_grammar_through_with_grammar() -> None:
+    # Task a declares refund destructive (weight 10), task b declares it plain (weight 1): no
+    # suite-wide union exists (suite_grammar refuses the two declarations), and each task is
+    # scored with its own. Task c declares no tools: the metric is used as given (grammar None).
+    tasks = [
+        TaskSpec("a", gold=1, tools=[ToolSpec("refund", destructive=True)]),
+        TaskSpec("b", gold=1, tools=[ToolSpec("refund")]),
+        TaskSpec("c", gold=1),
+    ]
+    m = GrammarMetricWith()
+    res = run_suite(lambda t: 1, tasks, metrics=[m])
+    assert [s.value for s in res.scores["gmw"]] == [10.0, 1.0, 0.0]
+    assert m.grammar is None  # the user's object is untouched
+    explicit = GrammarMetricWith(TaskSpec("x", tools=[ToolSpec("refund", weight=3.0)]).grammar())
+    res = run_suite(lambda t: 1, tasks, metrics=[explicit])
+    assert [s.value for s in res.scores["gmw"]] == [3.0, 3.0, 3.0]  # a grammar given is kept
 
 
 def test_duplicate_metric_names_refused() -> None:

@@ -21,7 +21,7 @@ from ek.agents.metrics import (
 )
 from ek.base import Score
 from ek.evaluate import evaluate
-from ek.registry import UnknownNameError, resolve
+from ek.registry import UnknownNameError, register, resolve, unregister
 
 
 def test_seed_example() -> None:
@@ -69,8 +69,19 @@ class TestCheckers:
         assert TaskSuccessMetric("final_state")(Episode("t", final_state=1), 1).value == 1.0
         with pytest.raises(UnknownNameError, match="unknown checkers name 'db'"):
             TaskSuccessMetric("db")
-        assert resolve("metrics", "task_success") is TaskSuccessMetric
-        assert resolve("metrics", "cost_per_success") is CostPerSuccessMetric
+        # The registry holds metrics (default instances), usable as registered.
+        ts, cps = resolve("metrics", "task_success"), resolve("metrics", "cost_per_success")
+        assert type(ts) is TaskSuccessMetric and type(cps) is CostPerSuccessMetric
+        assert ts(Episode("t", output="4"), "4").value == 1.0
+        assert ts.check is None and cps.check is None and cps.price is None
+
+    def test_checker_factory_name_says_how_to_build(self) -> None:
+        register("checker_factories", "doc_factory_only", lambda **kw: output_match)
+        try:
+            with pytest.raises(UnknownNameError, match="'doc_factory_only' is a checker factory"):
+                TaskSuccessMetric("doc_factory_only")
+        finally:
+            unregister("checker_factories", "doc_factory_only")
 
     def test_any_callable(self) -> None:
         def even_output(ep: Episode, gold: object) -> bool:

@@ -128,7 +128,7 @@ def test_status_vocabulary() -> None:
 
 # --------------------------------------------------------------------------- construction
 def test_registered_as_a_factory() -> None:
-    assert resolve("checkers", "hidden_tests") is hidden_tests
+    assert resolve("checker_factories", "hidden_tests") is hidden_tests
     assert isinstance(hidden_tests(HIDDEN_TESTS), HiddenTestChecker)
 
 

@@ -77,6 +77,8 @@ def resolve_metric(metric: Any, **options: Any) -> Any:
     if isinstance(metric, str):
         _load_registrations()
         metric = resolve("metrics", metric)
+        if opts and not isinstance(metric, type):
+            metric = type(metric)  # a registered default instance: build one with the options
     if isinstance(metric, type):
         params = inspect.signature(metric).parameters
         takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())

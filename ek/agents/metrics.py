@@ -36,7 +36,7 @@ from typing import Any, Protocol, runtime_checkable
 from ek._validate import thaw
 from ek.base import Score, is_episode
 from ek.canon import default_canonicalizer
-from ek.registry import register, resolve
+from ek.registry import UnknownNameError, register, registered, resolve
 
 from .base import TaskSpec
 from .cost import ModelPrice, episode_dollars, price_cost
@@ -132,8 +132,26 @@ register("checkers", "recorded", recorded_success)
 
 def resolve_checker(check: str | Callable[[Any, Any], Any] | None) -> Callable[[Any, Any], Any]:
     """A checker from a registered name (``"output"``, ``"final_state"``, ``"recorded"``, ...), a
-    callable, or ``None`` (``"output"``)."""
-    fn = resolve("checkers", "output" if check is None else check)
+    callable, or ``None`` (``"output"``).
+
+    Raises:
+        UnknownNameError: ``check`` names no registered checker (a name registered as a checker
+            *factory*, such as ``"hidden_tests"``, says how to build the checker).
+        TypeError: ``check`` is neither a name nor a callable.
+
+    Example:
+        >>> resolve_checker("final_state") is final_state_match
+        True
+    """
+    name = "output" if check is None else check
+    factories = registered("checker_factories") if isinstance(name, str) else []
+    if name in factories and name not in registered("checkers"):
+        raise UnknownNameError(
+            f"{name!r} is a checker factory, not a checker: build the checker and pass it, "
+            f"e.g. check={name}(...) (from the module that defines it); registered checkers "
+            f"are {registered('checkers')}"
+        )
+    fn = resolve("checkers", name)
     if not callable(fn):
         raise TypeError(
             f"check must be a registered checker name or an (episode, gold) -> bool callable, got {check!r}"
@@ -193,22 +211,41 @@ class TaskSuccessMetric:
 
     Args:
         check: A :class:`Checker`: a registered name (``"output"``, ``"final_state"``,
-            ``"recorded"``, ``"hidden_tests"`` factories' products...) or any
-            ``(episode, gold) -> bool`` callable. Defaults to ``"output"``; **inject a
-            state-based or executable oracle for a real suite.** ``gold`` may be a
-            :class:`~ek.agents.base.TaskSpec` (its ``gold`` is used by the built-in checkers).
+            ``"recorded"``, ...) or any ``(episode, gold) -> bool`` callable (a built
+            ``hidden_tests(...)`` checker, a predicate). ``None`` (the default) means
+            ``"output"`` when the metric is called directly, and **the suite's checker** inside
+            :func:`~ek.agents.suite.run_suite` (see below); **inject a state-based or executable
+            oracle for a real suite.** ``gold`` may be a :class:`~ek.agents.base.TaskSpec` (its
+            ``gold`` is used by the built-in checkers).
+
+    Inside ``run_suite`` a metric gives the suite's own verdict, so a run reports one success
+    rate: a metric built without ``check`` adopts the suite's checker, one built with the same
+    checker as the suite keeps it, and one built with a different checker is refused with a
+    ``ValueError`` naming both (:meth:`with_check` builds the metric for another checker).
+
+    Example:
+        >>> from ek.agents.base import Episode
+        >>> m = TaskSuccessMetric()
+        >>> m.check is None, m(Episode("t", output="Paris"), "paris").value    # "output"
+        (True, 1.0)
+        >>> m.with_check("final_state")
+        TaskSuccessMetric(check='final_state')
     """
 
     name = "task_success"
     higher_is_better = True
 
     def __init__(self, check: Any = None) -> None:
-        self.check = "output" if check is None else check
-        self._check = resolve_checker(self.check)
+        self.check = check
+        self._check = resolve_checker(check)
+
+    def with_check(self, check: Any) -> TaskSuccessMetric:
+        """The same metric with another success checker (``self`` is not changed)."""
+        return TaskSuccessMetric(check)
 
     def __call__(self, pred: Any, gold: Any) -> Score:
         _require_episode(pred, "TaskSuccessMetric")
-        return task_success(pred, gold, self._check, check_name(self.check))
+        return task_success(pred, gold, self._check, _label(self.check))
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """The success **rate** over the corpus: ``sum(successes) / sum(n)`` (NaN when empty)."""
@@ -218,7 +255,11 @@ class TaskSuccessMetric:
         return sum(float(s.detail["successes"]) for s in scores) / n
 
     def __repr__(self) -> str:
-        return f"TaskSuccessMetric(check={check_name(self.check)!r})"
+        return f"TaskSuccessMetric(check={_label(self.check)!r})"
+
+
+def _label(check: Any) -> str:
+    return check_name("output" if check is None else check)
 
 
 def cost_per_success(
@@ -268,10 +309,25 @@ class CostPerSuccessMetric:
     regression gate reads the direction from the score itself.
 
     Args:
-        check: The success oracle (as in :class:`TaskSuccessMetric`).
+        check: The success oracle (as in :class:`TaskSuccessMetric`; ``None`` = ``"output"``
+            when called directly, the suite's checker inside ``run_suite``).
         price: A :class:`~ek.agents.cost.ModelPrice` applied to every episode, or ``None`` to
             resolve each cost's model against ``prices``.
         prices: A ``{model: ModelPrice}`` catalogue (see :func:`ek.agents.cost.load_prices`).
+
+    **One Cost-of-Pass per run.** Inside :func:`~ek.agents.suite.run_suite` this metric's
+    aggregate is the same figure as ``SuiteResult.cost.cost_of_pass``: it takes the suite's
+    verdicts (a metric built without ``check`` adopts the suite's checker; a different explicit
+    checker is refused with a ``ValueError`` naming both) and the suite's prices (a metric built
+    without ``price``/``prices`` adopts the suite's; a suite given none uses the metric's; two
+    different price settings are refused). :meth:`with_check` and :meth:`with_prices` build the
+    metric for another checker or price table.
+
+    Example:
+        >>> from ek.agents.cost import per_million
+        >>> m = CostPerSuccessMetric(price=per_million(1.0, 2.0))
+        >>> m.with_check("final_state").check, m.with_prices(prices={}).price is None
+        ('final_state', True)
     """
 
     name = "cost_per_success"
@@ -292,15 +348,25 @@ class CostPerSuccessMetric:
             raise TypeError(
                 f"prices must be a {{model: ModelPrice}} mapping or None, got {type(prices).__name__}"
             )
-        self.check = "output" if check is None else check
-        self._check = resolve_checker(self.check)
+        self.check = check
+        self._check = resolve_checker(check)
         self.price = price
         self.prices = prices
+
+    def with_check(self, check: Any) -> CostPerSuccessMetric:
+        """The same metric with another success checker (``self`` is not changed)."""
+        return CostPerSuccessMetric(check, price=self.price, prices=self.prices)
+
+    def with_prices(
+        self, price: ModelPrice | None = None, prices: Mapping[str, ModelPrice] | None = None
+    ) -> CostPerSuccessMetric:
+        """The same metric with another price (or catalogue) (``self`` is not changed)."""
+        return CostPerSuccessMetric(self.check, price=price, prices=prices)
 
     def __call__(self, pred: Any, gold: Any) -> Score:
         _require_episode(pred, "CostPerSuccessMetric")
         src = self.price if self.price is not None else self.prices
-        return cost_per_success(pred, gold, self._check, src, check_name(self.check))
+        return cost_per_success(pred, gold, self._check, src, _label(self.check))
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """``sum(dollars) / sum(successes)``: a ratio of two sums, never a mean of ratios.
@@ -320,13 +386,17 @@ class CostPerSuccessMetric:
         return math.inf if succ == 0 else total / succ
 
     def __repr__(self) -> str:
-        return f"CostPerSuccessMetric(check={check_name(self.check)!r}, price={self.price!r}, prices={'<catalogue>' if self.prices else None})"
+        return f"CostPerSuccessMetric(check={_label(self.check)!r}, price={self.price!r}, prices={'<catalogue>' if self.prices else None})"
 
 
 def _register_defaults() -> None:
-    """Register the built-in metric classes in the ``"metrics"`` namespace."""
-    register("metrics", "task_success", TaskSuccessMetric)
-    register("metrics", "cost_per_success", CostPerSuccessMetric)
+    """Register the built-in metrics in the ``"metrics"`` namespace: default instances.
+
+    A registered metric is a metric (``resolve("metrics", name)(episode, gold)`` scores); its
+    class, ``type(resolve("metrics", name))``, builds a configured one.
+    """
+    register("metrics", "task_success", TaskSuccessMetric())
+    register("metrics", "cost_per_success", CostPerSuccessMetric())
 
 
 _register_defaults()

@@ -23,11 +23,30 @@ killed: its thread keeps running in the background and its result is discarded.
 episode's ``success`` is then set to the checker's verdict (what the agent itself reported is
 not trusted). Every metric in ``metrics=`` receives ``(episode, task)``: the
 :class:`~ek.agents.base.TaskSpec` itself is the gold, so tool-call and trajectory metrics read its
-``gold_calls`` and tools. A metric with a ``grammar`` attribute that is ``None`` gets the suite's
-grammar (:func:`~ek.agents.base.suite_grammar`): through its ``with_grammar(grammar)`` method
-when it has one, else on a shallow copy, so Layer-A weights reach it. A metric given by
-registered name is instantiated with the suite's ``check``, ``price`` and ``prices`` when its
-constructor accepts them.
+``gold_calls`` and tools.
+
+**One number whatever the path.** Each metric gives, per trial, exactly what
+``metric(episode, task)`` gives when called directly, and a run never reports two figures for
+one quantity:
+
+* *Grammar.* A metric whose ``grammar`` is ``None`` scores each task with that task's own tools
+  (Layer-A weights: a destructive tool weighs 10): ek's tool-call and trajectory metrics read
+  them from the TaskSpec gold, and any metric with a ``with_grammar(grammar)`` method is rebuilt
+  through it with each task's grammar (:meth:`~ek.agents.base.TaskSpec.grammar`). A metric built
+  with a grammar keeps it. The user's metric objects are never modified.
+* *Verdicts.* A metric with its own success checker (``check`` and ``with_check``:
+  :class:`~ek.agents.metrics.TaskSuccessMetric`, :class:`~ek.agents.metrics.CostPerSuccessMetric`)
+  gives the suite's verdict: built without ``check`` it adopts the suite's checker, built with
+  the suite's checker it keeps it, built with another checker it is refused (``ValueError``).
+  The checker runs once per trial; the metric reads its verdict.
+* *Prices.* The run has one price setting: ``price``/``prices`` given to ``run_suite``, else the
+  one a priced metric (``price``/``prices`` and ``with_prices``) was built with. A metric
+  without a price adopts it; a metric priced differently is refused (``ValueError``). So
+  ``SuiteResult.cost.cost_of_pass == SuiteResult.metrics["cost_per_success"]``.
+
+A metric given by registered name is the registered instance (see :mod:`ek.registry`), a metric
+class is instantiated with the suite's ``check``, ``price`` and ``prices`` when its constructor
+accepts them.
 
 **Concurrency.** Async agents run on one event loop under a limit of ``concurrency`` trials;
 sync agents run in a pool of ``concurrency`` threads; ``executor=`` sends every trial to any
@@ -74,7 +93,7 @@ from ek.base import Score
 from ek.harness import metric_direction, to_json_safe
 from ek.registry import resolve
 
-from .base import Episode, RunProvenance, TaskSpec, suite_grammar
+from .base import Episode, RunProvenance, TaskSpec
 from .cost import CostReport, ModelPrice, cost_report
 from .metrics import check_name, resolve_checker
 from .reliability import ReliabilityReport, reliability
@@ -342,41 +361,151 @@ def _instantiate(cls: type, **kw: Any) -> Any:
     return cls(**accepted)
 
 
-def _prepare_metrics(
-    metrics: Iterable[Any] | None, tasks: Sequence[TaskSpec], **kw: Any
-) -> list[Any]:
-    if metrics is None:
-        return []
-    if isinstance(metrics, (str, bytes)) or not isinstance(metrics, Iterable):
-        metrics = [metrics]
-    grammar = None
-    if any(t.tools for t in tasks):
-        grammar = suite_grammar(tasks)
-    out: list[Any] = []
-    for m in metrics:
-        if isinstance(m, str):
-            m = resolve("metrics", m)
-        if isinstance(m, type):
-            m = _instantiate(m, **kw)
-        missing = [a for a in ("name", "higher_is_better", "aggregate") if not hasattr(m, a)]
-        if missing or not callable(m):
-            raise TypeError(
-                f"metrics must be Metrics (name, higher_is_better, __call__, aggregate) or "
-                f"registered names; {type(m).__name__} lacks {missing or ['__call__']}"
+class _SuiteVerdict:
+    """The suite checker's verdict on a trial, read back from the judged episode.
+
+    What a success-checking metric (:class:`~ek.agents.metrics.TaskSuccessMetric`,
+    :class:`~ek.agents.metrics.CostPerSuccessMetric`) checks with inside ``run_suite``: the
+    verdict the suite's checker gave on ``task.gold`` (the checker runs once per trial, and a
+    metric cannot disagree with ``SuiteResult.verdicts``). Named after the suite's checker.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.__name__ = name
+
+    def __call__(self, episode: Any, gold: Any) -> bool:
+        return bool(episode.success)
+
+
+@dataclass(frozen=True)
+class _Metrics:
+    """The suite's metrics: as reported, per task (grammar-bound), and the run's one pricing."""
+
+    reported: tuple[Any, ...]
+    per_task: Mapping[str, tuple[Any, ...]]
+    price: ModelPrice | None
+    prices: Mapping[str, ModelPrice] | None
+
+
+def _as_metric(m: Any, **kw: Any) -> Any:
+    if isinstance(m, str):
+        m = resolve("metrics", m)
+    if isinstance(m, type):
+        m = _instantiate(m, **kw)
+    missing = [a for a in ("name", "higher_is_better", "aggregate") if not hasattr(m, a)]
+    if missing or not callable(m):
+        raise TypeError(
+            f"metrics must be Metrics (name, higher_is_better, __call__, aggregate) or "
+            f"registered names; {type(m).__name__} lacks {missing or ['__call__']}"
+        )
+    return m
+
+
+def _align_check(m: Any, check: Any, checker: Callable[[Any, Any], Any]) -> Any:
+    """A metric with its own success checker gives the suite's verdict, or is refused."""
+    with_check = getattr(m, "with_check", None)
+    if not callable(with_check) or not hasattr(m, "check"):
+        return m
+    own = m.check
+    if own is not None and resolve_checker(own) is not checker:
+        raise ValueError(
+            f"metric {m.name!r} was built with check={check_name(own)!r} but run_suite checks "
+            f"with check={check_name('output' if check is None else check)!r}: one run has one "
+            f"verdict per trial (and one Cost-of-Pass); build the metric without check= (it then "
+            f"adopts the suite's checker) or give run_suite the same checker"
+        )
+    return with_check(_SuiteVerdict(check_name("output" if check is None else check)))
+
+
+def _pricing_of(m: Any) -> tuple[Any, Any] | None:
+    if not callable(getattr(m, "with_prices", None)):
+        return None
+    price, prices = getattr(m, "price", None), getattr(m, "prices", None)
+    return None if price is None and prices is None else (price, prices)
+
+
+def _show_pricing(p: tuple[Any, Any] | None) -> str:
+    if p is None:
+        return "no price"
+    return f"price={p[0]!r}" if p[0] is not None else f"prices={sorted(p[1])}"
+
+
+def _one_pricing(
+    mets: Sequence[Any], price: ModelPrice | None, prices: Mapping[str, ModelPrice] | None
+) -> tuple[list[Any], ModelPrice | None, Mapping[str, ModelPrice] | None]:
+    """One price setting for the run: the suite's, else the one its priced metrics share.
+
+    A metric without a price adopts it; a metric priced differently is refused, so
+    ``SuiteResult.cost.cost_of_pass`` and a Cost-of-Pass metric are the same figure.
+    """
+    run: tuple[Any, Any] | None = None if price is None and prices is None else (price, prices)
+    for m in mets:
+        own = _pricing_of(m)
+        if own is None:
+            continue
+        if run is None:
+            run = own
+        elif own[0] != run[0] or (own[1] is not None and dict(own[1]) != dict(run[1] or {})):
+            raise ValueError(
+                f"metric {m.name!r} was built with {_show_pricing(own)} but the run is priced "
+                f"with {_show_pricing(run)}: one run has one Cost-of-Pass; build the metric "
+                f"without price=/prices= (it then adopts the run's) or give both the same"
             )
-        if grammar is not None and hasattr(m, "grammar") and m.grammar is None:
-            with_grammar = getattr(m, "with_grammar", None)
-            if callable(with_grammar):
-                m = with_grammar(grammar)
-            else:
-                m = copy.copy(m)
-                m.grammar = grammar
-        out.append(m)
-    names = [str(m.name) for m in out]
+    if run is None:
+        return list(mets), None, None
+    out = [
+        m.with_prices(run[0], run[1])
+        if callable(getattr(m, "with_prices", None)) and _pricing_of(m) is None
+        else m
+        for m in mets
+    ]
+    return out, run[0], run[1]
+
+
+def _per_task(mets: Sequence[Any], tasks: Sequence[TaskSpec]) -> dict[str, tuple[Any, ...]]:
+    """The metrics that score each task: a metric without a grammar of its own that offers
+    ``with_grammar`` gets the task's own grammar (the task's tools' Layer-A weights), built once
+    per distinct grammar; the value equals ``metric(episode, task)`` called directly."""
+    built: list[tuple[int, Any, Any]] = []  # (metric index, grammar, bound metric)
+
+    def bound(i: int, m: Any, task: TaskSpec) -> Any:
+        if not task.tools or getattr(m, "grammar", True) is not None:
+            return m
+        with_grammar = getattr(m, "with_grammar", None)
+        if not callable(with_grammar):
+            return m
+        g = task.grammar()
+        for j, gram, bm in built:
+            if j == i and gram == g:
+                return bm
+        bm = with_grammar(g)
+        built.append((i, g, bm))
+        return bm
+
+    return {t.task_id: tuple(bound(i, m, t) for i, m in enumerate(mets)) for t in tasks}
+
+
+def _prepare_metrics(
+    metrics: Iterable[Any] | None,
+    tasks: Sequence[TaskSpec],
+    *,
+    check: Any,
+    checker: Callable[[Any, Any], Any],
+    price: ModelPrice | None,
+    prices: Mapping[str, ModelPrice] | None,
+) -> _Metrics:
+    if metrics is None:
+        metrics = []
+    elif isinstance(metrics, (str, bytes)) or not isinstance(metrics, Iterable):
+        metrics = [metrics]
+    mets = [_as_metric(m, check=check, price=price, prices=prices) for m in metrics]
+    names = [str(m.name) for m in mets]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise ValueError(f"metric names must be unique, got {dup} twice")
-    return out
+    mets = [_align_check(m, check, checker) for m in mets]
+    mets, price, prices = _one_pricing(mets, price, prices)
+    return _Metrics(tuple(mets), MappingProxyType(_per_task(mets, tasks)), price, prices)
 
 
 def _is_async(agent: Any) -> bool:
@@ -471,6 +600,104 @@ class _State:
     )
 
 
+def _check_options(
+    agent: Any, k: Any, concurrency: Any, timeout: Any, executor: Any, progress: Any
+) -> None:
+    if not callable(agent):
+        raise TypeError(f"agent must be callable, got {type(agent).__name__}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+    ):
+        raise ValueError(f"timeout must be a number > 0 or None, got {timeout!r}")
+    if executor is not None and not isinstance(executor, concurrent.futures.Executor):
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+        )
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable, got {type(progress).__name__}")
+
+
+def _resolve_run(run: Any, seed: int | None) -> RunProvenance:
+    if run is None:
+        return RunProvenance(seed=0 if seed is None else seed)
+    if not isinstance(run, RunProvenance):
+        raise TypeError(f"run must be a RunProvenance, got {type(run).__name__}")
+    if run.seed is None:
+        return dataclasses.replace(run, seed=0 if seed is None else seed)
+    if seed is not None and seed != run.seed:
+        raise ValueError(f"seed={seed} disagrees with run.seed={run.seed}; give one of them")
+    return run
+
+
+def _open_store(
+    store: str | os.PathLike[str] | None,
+    run: RunProvenance,
+    suite: Sequence[TaskSpec],
+    k: int,
+    check: Any,
+    fsync_every: int,
+    fsync_interval: float,
+) -> TrialStore | None:
+    if store is None:
+        return None
+    from ek import __version__
+
+    header = {
+        "run": run.to_dict(),
+        "suite": {"fingerprint": suite_fingerprint(suite), "n_tasks": len(suite)},
+        "k": k,
+        "seed": int(run.seed or 0),
+        "ek_version": __version__,
+        "check": check_name(check if check is not None else "output"),
+        "tasks": {t.task_id: list(t.slices) for t in suite},
+    }
+    return TrialStore.open(store, header, fsync_every=fsync_every, fsync_interval=fsync_interval)
+
+
+async def _attempt(
+    call: Awaitable[Any], task: TaskSpec, timeout: float | None, t0: float
+) -> tuple[Any, str | None]:
+    """Run one agent call: ``(result, None)``, or ``(None, error)`` for an agent failure."""
+    try:
+        if timeout is None:
+            return await call, None
+        return await asyncio.wait_for(call, timeout), None
+    except asyncio.TimeoutError as e:
+        spent = time.perf_counter() - t0
+        if timeout is not None and spent >= timeout * 0.999:
+            return None, f"timeout: no result within {timeout:g}s"
+        return None, f"{type(e).__name__}: {e}"
+    except (concurrent.futures.BrokenExecutor, pickle.PicklingError) as e:
+        raise HarnessError(f"the executor failed running task {task.task_id!r}: {e!r}") from e
+    except Exception as e:
+        return None, f"{type(e).__name__}: {e}"
+
+
+def _trial_episode(
+    raw: Any, error: str | None, task: TaskSpec, trial: int, run: RunProvenance, dur: float
+) -> Episode:
+    """The trial's episode: the agent's result, or a failed trial with ``error`` set."""
+    if error is None:
+        try:
+            return _to_episode(raw, task, trial, run, dur)
+        except (TypeError, ValueError) as e:
+            error = f"invalid agent result: {e}"
+    return Episode(task.task_id, trial=trial, run=run, error=error, duration=dur)
+
+
+def _raise_harness_error(err: BaseException, done: int, st: TrialStore | None) -> None:
+    if isinstance(err, HarnessError):
+        raise err
+    raise HarnessError(
+        f"ek's checker, metrics or progress callback failed ({type(err).__name__}: {err}); "
+        f"{done} finished trial(s) were kept" + (f" in {st.path}" if st is not None else "")
+    ) from err
+
+
 async def arun_suite(
     agent: Callable[..., Any],
     tasks: Iterable[TaskSpec],
@@ -494,54 +721,18 @@ async def arun_suite(
 ) -> SuiteResult:
     """The async form of :func:`run_suite` (use it inside a running event loop)."""
     t_start = time.perf_counter()
-    if not callable(agent):
-        raise TypeError(f"agent must be callable, got {type(agent).__name__}")
+    _check_options(agent, k, concurrency, timeout, executor, progress)
     suite = _tasks(tasks)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
-    ):
-        raise ValueError(f"timeout must be a number > 0 or None, got {timeout!r}")
-    if executor is not None and not isinstance(executor, concurrent.futures.Executor):
-        raise TypeError(
-            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
-        )
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be callable, got {type(progress).__name__}")
-    if run is None:
-        run = RunProvenance(seed=0 if seed is None else seed)
-    elif not isinstance(run, RunProvenance):
-        raise TypeError(f"run must be a RunProvenance, got {type(run).__name__}")
-    elif run.seed is None:
-        run = dataclasses.replace(run, seed=0 if seed is None else seed)
-    elif seed is not None and seed != run.seed:
-        raise ValueError(f"seed={seed} disagrees with run.seed={run.seed}; give one of them")
+    run = _resolve_run(run, seed)
     run_seed = int(run.seed or 0)
     checker = resolve_checker(check)
-    mets = _prepare_metrics(metrics, suite, check=check, price=price, prices=prices)
+    ms = _prepare_metrics(metrics, suite, check=check, checker=checker, price=price, prices=prices)
     by_id = {t.task_id: t for t in suite}
-
-    st: TrialStore | None = None
-    if store is not None:
-        from ek import __version__
-
-        header = {
-            "run": run.to_dict(),
-            "suite": {"fingerprint": suite_fingerprint(suite), "n_tasks": len(suite)},
-            "k": k,
-            "seed": run_seed,
-            "ek_version": __version__,
-            "check": check_name(check if check is not None else "output"),
-            "tasks": {t.task_id: list(t.slices) for t in suite},
-        }
-        st = TrialStore.open(store, header, fsync_every=fsync_every, fsync_interval=fsync_interval)
+    st = _open_store(store, run, suite, k, check, fsync_every, fsync_interval)
 
     state = _State()
     try:
-        resumed = _restore(st, by_id, run, mets, state) if st is not None else 0
+        resumed = _restore(st, by_id, run, ms, state) if st is not None else 0
         pending = [(t, i) for i in range(k) for t in suite if (t.task_id, i) not in state.results]
         total = len(suite) * k
         is_async = _is_async(agent)
@@ -571,49 +762,22 @@ async def arun_suite(
         state.done = resumed
         notify(None, None, None)
 
+        pool = executor if executor is not None else threads
+
         async def call(task: TaskSpec, ctx: TrialContext) -> Any:
             c = ctx if wants_ctx else None
-            if executor is not None:
-                return await loop.run_in_executor(executor, _invoke, agent, task, c)
-            if is_async:
+            if pool is None:  # an async agent on this loop
                 return await (agent(task) if c is None else agent(task, c))
-            out = await loop.run_in_executor(threads, _invoke, agent, task, c)
-            return out
+            return await loop.run_in_executor(pool, _invoke, agent, task, c)
 
         async def one(task: TaskSpec, trial: int) -> None:
             ctx = TrialContext(
                 task.task_id, trial, trial_seed(run_seed, task.task_id, trial), run, k, timeout
             )
             t0 = time.perf_counter()
-            error: str | None = None
-            raw: Any = None
-            try:
-                if timeout is None:
-                    raw = await call(task, ctx)
-                else:
-                    raw = await asyncio.wait_for(call(task, ctx), timeout)
-            except asyncio.TimeoutError as e:
-                spent = time.perf_counter() - t0
-                if timeout is not None and spent >= timeout * 0.999:
-                    error = f"timeout: no result within {timeout:g}s"
-                else:
-                    error = f"{type(e).__name__}: {e}"
-            except (concurrent.futures.BrokenExecutor, pickle.PicklingError) as e:
-                raise HarnessError(
-                    f"the executor failed running task {task.task_id!r}: {e!r}"
-                ) from e
-            except Exception as e:
-                error = f"{type(e).__name__}: {e}"
-            dur = time.perf_counter() - t0
-            ep: Episode
-            if error is None:
-                try:
-                    ep = _to_episode(raw, task, trial, run, dur)
-                except (TypeError, ValueError) as e:
-                    error = f"invalid agent result: {e}"
-            if error is not None:
-                ep = Episode(task.task_id, trial=trial, run=run, error=error, duration=dur)
-            ep, scores = await _judge(ep, task, checker, mets)
+            raw, error = await _attempt(call(task, ctx), task, timeout, t0)
+            ep = _trial_episode(raw, error, task, trial, run, time.perf_counter() - t0)
+            ep, scores = await _judge(ep, task, checker, ms.per_task[task.task_id])
             ok = bool(ep.success)
             state.results[(task.task_id, trial)] = (ep, ok, scores)
             state.done += 1
@@ -646,16 +810,20 @@ async def arun_suite(
         if st is not None:
             st.close()
     if state.error is not None:
-        err = state.error
-        if isinstance(err, HarnessError):
-            raise err
-        raise HarnessError(
-            f"ek's checker, metrics or progress callback failed ({type(err).__name__}: {err}); "
-            f"{state.done} finished trial(s) were kept"
-            + (f" in {st.path}" if st is not None else "")
-        ) from err
+        _raise_harness_error(state.error, state.done, st)
     return _assemble(
-        suite, k, run, state, mets, price, prices, confidence, n_resamples, resumed, st, t_start
+        suite,
+        k,
+        run,
+        state,
+        ms.reported,
+        ms.price,
+        ms.prices,
+        confidence,
+        n_resamples,
+        resumed,
+        st,
+        t_start,
     )
 
 
@@ -724,7 +892,7 @@ def _restore(
     st: TrialStore,
     by_id: Mapping[str, TaskSpec],
     run: RunProvenance,
-    mets: Sequence[Any],
+    ms: _Metrics,
     state: _State,
 ) -> int:
     n = 0
@@ -739,7 +907,7 @@ def _restore(
         ok = bool(rec["success"])
         saved = rec.get("scores") or {}
         scores = {}
-        for m in mets:
+        for m in ms.per_task[tid]:
             name = str(m.name)
             scores[name] = (
                 _score_from(saved[name])
@@ -883,9 +1051,12 @@ def run_suite(
         k: Trials per task (>= 1).
         check: The success oracle: a registered checker name or an ``(episode, gold) -> bool``
             callable (may be async); default ``"output"``. It receives ``task.gold``.
-        metrics: Metrics (or registered names) scored on every trial with the TaskSpec as gold.
-        price: One :class:`~ek.agents.cost.ModelPrice` for every cost.
-        prices: A ``{model: ModelPrice}`` catalogue.
+        metrics: Metrics (or registered names) scored on every trial with the TaskSpec as gold;
+            each gives what it gives called directly, with the suite's verdicts and prices (see
+            the module docstring).
+        price: One :class:`~ek.agents.cost.ModelPrice` for every cost (default: the price a
+            Cost-of-Pass metric in ``metrics`` was built with, if any).
+        prices: A ``{model: ModelPrice}`` catalogue (same default).
         run: The run's provenance; its ``seed`` (or ``seed``) seeds every trial.
         seed: The run seed when ``run`` has none (default 0).
         concurrency: Trials in flight at once (>= 1).
@@ -899,6 +1070,7 @@ def run_suite(
         fsync_interval: Group-commit time window of the store, in seconds.
 
     Raises:
+        ValueError: a metric was built with another checker or other prices than the run's.
         HarnessError: ek's checker, a metric or the progress callback failed (finished trials
             are kept in the store).
         ek.agents.store.StoreMismatchError: ``store`` belongs to another experiment.

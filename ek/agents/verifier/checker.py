@@ -458,4 +458,4 @@ def run_hidden_tests(tests: Any, workspace: PathLike, **options: Any) -> HiddenT
     return hidden_tests(tests, **options).verify(workspace)
 
 
-register("checkers", "hidden_tests", hidden_tests)
+register("checker_factories", "hidden_tests", hidden_tests)
