@@ -31,7 +31,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,7 @@ __all__ = [
     "regression_gate",
     "save_baseline",
     "to_json_safe",
+    "undefined_policy",
     "write_json_atomic",
 ]
 
@@ -133,25 +134,63 @@ def _number(owner: str, v: Any) -> float:
     return float(v)
 
 
+def undefined_policy(allow_undefined: Any) -> bool | frozenset[str]:
+    """Validate a gate's ``allow_undefined``: ``True``/``False`` or a collection of check names.
+
+    Both gates (:func:`regression_gate` and :func:`ek.agents.gate.agent_regression_gate`)
+    fail a check whose change is undefined (NaN) unless it is allowed here.
+
+    Example:
+        >>> undefined_policy(False), sorted(undefined_policy(["cost"]))
+        (False, ['cost'])
+        >>> undefined_policy("cost")
+        Traceback (most recent call last):
+        ...
+        TypeError: allow_undefined must be True, False or a collection of check names, got the str 'cost' (write ['cost'])
+    """
+    if isinstance(allow_undefined, bool):
+        return allow_undefined
+    if isinstance(allow_undefined, str):
+        raise TypeError(
+            "allow_undefined must be True, False or a collection of check names, got the str "
+            f"{allow_undefined!r} (write [{allow_undefined!r}])"
+        )
+    try:
+        names = frozenset(allow_undefined)
+    except TypeError:
+        raise TypeError(
+            "allow_undefined must be True, False or a collection of check names, got "
+            f"{type(allow_undefined).__name__}: {allow_undefined!r:.100}"
+        ) from None
+    bad = sorted(repr(n) for n in names if not isinstance(n, str) or not n)
+    if bad:
+        raise TypeError(f"allow_undefined names must be non-empty str, got {', '.join(bad)}")
+    return names
+
+
 def regression_gate(
     current: Mapping[str, float],
     baseline: Mapping[str, float],
     *,
     tolerance: float | Mapping[str, float] = 0.0,
     higher_is_better: Mapping[str, bool] | None = None,
+    allow_undefined: bool | Iterable[str] = False,
 ) -> ScalarGateResult:
     """Point comparison of two ``{metric: value}`` snapshots (for deterministic metrics only).
 
     A metric regresses when it moved in its worse direction by more than its tolerance. Every
     baseline metric must be present in ``current`` (a metric that disappeared is refused, not
-    silently passed); extra current metrics are ignored. A NaN on either side fails the check
-    (an undefined value cannot show that nothing regressed).
+    silently passed); extra current metrics are ignored. An **undefined change** (a NaN on
+    either side, or ``inf - inf``) fails the check: an undefined value cannot show that nothing
+    regressed. ``allow_undefined`` lets named metrics (or, ``True``, all) pass it with the
+    reason saying so; :func:`ek.agents.gate.agent_regression_gate` does the same.
 
     Args:
         current: The new values.
         baseline: The reference values.
         tolerance: One absolute tolerance, or ``{metric: tolerance}`` (missing names: 0).
         higher_is_better: Declared directions; otherwise :func:`metric_direction` by name.
+        allow_undefined: Metric names whose change may be undefined, or ``True`` for all.
 
     Raises:
         ValueError: an empty baseline, a baseline metric missing from ``current``, or a negative
@@ -174,6 +213,7 @@ def regression_gate(
             f"regression_gate: metric(s) {missing} are in the baseline but not current"
         )
     dirs = dict(higher_is_better or {})
+    allowed = undefined_policy(allow_undefined)
     checks = []
     for name in sorted(baseline):
         tol = tolerance.get(name, 0.0) if isinstance(tolerance, Mapping) else tolerance
@@ -185,9 +225,15 @@ def regression_gate(
         hib = metric_direction(name, declared=dirs.get(name))
         change = cur - base
         worse = -change if hib else change
-        if math.isnan(cur) or math.isnan(base):
-            regressed, reason = True, "undefined (NaN) value: cannot show it did not regress"
-        elif cur == base:  # also covers inf == inf
+        if math.isnan(change):  # a NaN side, or inf - inf
+            ok = allowed is True or (not isinstance(allowed, bool) and name in allowed)
+            regressed = not ok
+            reason = f"undefined (NaN) change {base:.6g} -> {cur:.6g}: " + (
+                "allowed by allow_undefined"
+                if ok
+                else f"cannot show it did not regress (allow_undefined=[{name!r}] to accept)"
+            )
+        elif cur == base:
             regressed, reason = False, "unchanged"
         else:
             regressed = worse > tol

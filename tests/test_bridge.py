@@ -21,6 +21,7 @@ from ek.agents.bridge import (
     success_from_inspect_scores,
     trajectory_from_messages,
 )
+from ek.agents.toolcalls import MALFORMED_TOOL, ToolCallMetric
 
 # --------------------------------------------------------------------------- OpenAI
 
@@ -55,7 +56,8 @@ def test_openai_pairs_by_id_out_of_order_and_flags_malformed_json() -> None:
         {"role": "assistant", "content": "done"},
     ]
     t = trajectory_from_messages(msgs)
-    assert t.tools == ("lookup", "refund", "note")
+    # malformed calls are model output: a MALFORMED_TOOL step saying why (scored as wrong)
+    assert t.tools == ("lookup", MALFORMED_TOOL, MALFORMED_TOOL)
     assert (
         t[0].args == {"id": "A1"}
         and t[0].observation == '{"status": "paid"}'
@@ -64,7 +66,7 @@ def test_openai_pairs_by_id_out_of_order_and_flags_malformed_json() -> None:
     assert t[0].id == "c1"
     # c2 never answered; its arguments were not JSON: recorded, not raised
     assert t[1].observation is None and t[1].args == {}
-    assert t[1].error is not None and t[1].error.startswith("malformed JSON arguments")
+    assert t[1].error is not None and t[1].error.startswith("call 'refund': arguments string is")
     assert "{bad" in t[1].error
     # a JSON array is valid JSON but not an argument object
     assert t[2].error is not None and "JSON object" in t[2].error and t[2].observation == "noted"
@@ -168,7 +170,8 @@ def test_inspect_log_dict_shapes() -> None:
     ]
     t = trajectory_from_messages(msgs)
     assert t[0].error == "unknown key: berlin" and t[0].observation is None
-    assert t[1].error == "malformed arguments: Expecting value" and t[1].observation == "?"
+    assert t[1].error == "call 'lookup': malformed arguments: Expecting value"
+    assert t[1].tool == MALFORMED_TOOL and t[1].observation == "?"
 
 
 def test_inspect_chat_message_objects() -> None:
@@ -212,9 +215,10 @@ def test_langchain_shapes_objects_and_dicts() -> None:
     }
     t = trajectory_from_messages([NS(type="human", content="hi"), ai, tool_ok, tool_err])
     # the tool_use block duplicates tool_calls[0] (same id): counted once
-    assert t.tools == ("search", "calc")
+    assert t.tools == ("search", MALFORMED_TOOL)
     assert t[0].observation == "found" and t[0].error is None
-    assert t[1].error is not None and t[1].error.startswith("malformed arguments: bad json")
+    assert t[1].error is not None
+    assert t[1].error.startswith("call 'calc': malformed arguments: bad json")
 
 
 def test_langchain_openai_calls_in_additional_kwargs() -> None:
@@ -228,6 +232,29 @@ def test_langchain_openai_calls_in_additional_kwargs() -> None:
     )
     t = trajectory_from_messages([ai, NS(type="tool", tool_call_id="o1", content="r")])
     assert [(s.tool, dict(s.args), s.observation) for s in t] == [("f", {"a": 2}, "r")]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"id": "c1", "type": "function", "function": {"name": "", "arguments": '{"base": 10}'}},
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{x"}},
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "[1]"}},
+        {"id": "c1", "function": "f", "arguments": {}, "parse_error": "Expecting value"},
+    ],
+)
+def test_malformed_call_scores_the_same_on_every_path(call: dict[str, object]) -> None:
+    # Issue 16: one number whatever the path. The message bridge and the raw call read by the
+    # metric agree: a wrong (extra) call of weight 1 -> FP 1, FN 2 (gold f(x=1) missing), F1 0.
+    gold = [Step("f", {"x": 1})]
+    m = ToolCallMetric()
+    via_messages = m(trajectory_from_messages([{"role": "assistant", "tool_calls": [call]}]), gold)
+    assert (via_messages.value, via_messages.detail["fp"], via_messages.detail["fn"]) == (0, 1, 2)
+    assert via_messages.detail["valid"] is False
+    assert via_messages.detail["extra"][0]["reason"]
+    if "parse_error" not in call:  # (a raw dict does not say its arguments failed to parse)
+        direct = m([call], gold)
+        assert (direct.value, dict(direct.detail)["fp"]) == (via_messages.value, 1.0)
 
 
 def test_bad_input_type() -> None:
@@ -252,7 +279,7 @@ def test_arbitrary_argument_text_never_crashes(raw: str, cid: str | None) -> Non
     if isinstance(parsed, dict):
         assert step.error is None and dict(step.args) == parsed
     else:
-        assert step.error is not None and dict(step.args) == {}
+        assert step.error is not None and dict(step.args) == {} and step.tool == MALFORMED_TOOL
 
 
 @settings(max_examples=40, deadline=None)

@@ -126,29 +126,119 @@ def test_gate_refusals_exit_2(runs: dict[str, Path], tmp_path: Path, capsys: Any
     assert cli.main(["gate", str(d / "base.json")]) == 2  # usage error
 
 
-def test_inspect_logs_go_through_the_bridge(tmp_path: Path, monkeypatch: Any) -> None:
-    import ek.agents.bridge as bridge
-
-    def fake(path: Any) -> Any:
-        yield Episode("a", success=True, trial=0, run=RUN)
-        yield Episode("a", success=False, trial=1, run=RUN)
-
-    monkeypatch.setattr(bridge, "episodes_from_inspect_log", fake, raising=False)
-    p = tmp_path / "log.json"
-    p.write_text(json.dumps({"eval": {}, "samples": []}))
-    s = load_run(p)
-    assert dict(s.counts) == {"a": (2, 1)} and s.run == RUN and s.k == 2
+# Inspect logs: report / gate on real logs (ek metrics read from the samples, --success-scorer,
+# unscored samples, truncated files) are in tests/test_report_hostlogs.py.
 
 
-def test_inspect_log_without_verdicts_is_refused(tmp_path: Path, monkeypatch: Any) -> None:
-    import ek.agents.bridge as bridge
+def test_a_missing_verdict_is_counted_as_unscored_not_as_a_failure() -> None:
+    from ek.agents.runs import summary_from_episodes
 
-    monkeypatch.setattr(
-        bridge, "episodes_from_inspect_log", lambda p: iter([Episode("a")]), raising=False
-    )
-    p = tmp_path / "log.eval"
-    p.write_bytes(b"PK")
-    assert cli.main(["report", str(p)]) == 2
+    s = summary_from_episodes([Episode("a", success=True, run=RUN), Episode("b", run=RUN)])
+    assert dict(s.counts) == {"a": (1, 1)} and s.n_unscored == 1
+    assert str(s.unscored) == "1 of 2 samples unscored: episode 'b' trial 0 has no recorded success"
+
+
+# ----------------------------------------------------------------------------- item 3: undefined
+
+
+def _spender(tokens: int, *, unpriced: str | None = None, p: float = 0.85) -> Any:
+    """Like _agent, spending ``tokens`` per trial; task ``unpriced`` runs on a model no price
+    list knows (its dollars are unknown, so the run's Cost-of-Pass is NaN)."""
+
+    def agent(task: TaskSpec, ctx: TrialContext) -> Episode:
+        out = task.input if ctx.rng.random() < p else None
+        model = "mystery" if task.task_id == unpriced and ctx.trial == 0 else "m"
+        return Episode(task.task_id, output=out, cost=(Cost(input_tokens=tokens, model=model),))
+
+    return agent
+
+
+@pytest.fixture(scope="module")
+def spend(tmp_path_factory: Any) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("spend")
+    metric = [CostPerSuccessMetric(prices={"m": per_million(1.0, 1.0)})]
+    out = {}
+    for name, agent in (
+        ("base", _spender(1000)),
+        ("tripled", _spender(3000)),
+        ("tripled_unknown", _spender(3000, unpriced="t5")),
+        ("never", _spender(1000, p=0.0)),
+        ("never_too", _spender(2000, p=0.0)),
+    ):
+        store = d / f"{name}.jsonl"
+        run_suite(agent, TASKS, k=3, run=RUN, store=store, metrics=metric)
+        out[name] = str(store)
+    return out
+
+
+def test_gate_fails_on_an_undefined_cost(spend: dict[str, str], capsys: Any) -> None:
+    """Regression test: spend tripled and one trial's dollars were unknown, so Cost-of-Pass was
+    NaN, the check was 'undefined' and the gate passed (exit 0) with a warning."""
+    base = spend["base"]
+    # with every price known, the tripled spend is a plain regression
+    assert cli.main(["gate", base, spend["tripled"]]) == 1
+    capsys.readouterr()
+    assert cli.main(["gate", base, spend["tripled_unknown"]]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  cost_per_success" in out and "undefined" in out
+    assert "current value is undefined (NaN" in out and "--allow-undefined cost_per_success" in out
+    assert cli.main(["gate", base, spend["tripled_unknown"], "--json"]) == 1
+    res = json.loads(capsys.readouterr().out)
+    c = next(c for c in res["checks"] if c["name"] == "cost_per_success")
+    assert c["verdict"] == "undefined" and c["failed"] and not c["regression"]
+    assert res["passed"] is False
+    args = ["gate", base, spend["tripled_unknown"], "--allow-undefined", "cost_per_success"]
+    assert cli.main(args) == 0
+    out = capsys.readouterr().out
+    assert "WARN  cost_per_success" in out and "allowed by allow_undefined" in out
+    assert cli.main(["gate", base, spend["tripled_unknown"], "--allow-undefined", "*"]) == 0
+
+
+def test_gate_fails_on_inf_minus_inf(spend: dict[str, str], capsys: Any) -> None:
+    # neither run has a success: Cost-of-Pass is inf in both, and inf - inf is undefined
+    assert cli.main(["gate", spend["never"], spend["never_too"]]) == 1
+    out = capsys.readouterr().out
+    assert "both runs are inf" in out and "no success in either run" in out
+    args = ["gate", spend["never"], spend["never_too"], "--allow-undefined", "cost_per_success"]
+    assert cli.main(args) == 0
+
+
+# ----------------------------------------------------------------------------- item 12: pipes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["report", "{base}", "--json"], 0),
+        (["report", "{base}"], 0),
+        (["gate", "{base}", "{worse}"], 1),
+    ],
+)
+def test_output_into_a_closed_pipe_ends_quietly(
+    runs: dict[str, Path], argv: list[str], code: int
+) -> None:
+    """`ek-agents report --json | head` used to end in a BrokenPipeError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    d = runs["dir"]
+    args = [a.format(base=d / "base.jsonl", worse=d / "worse.jsonl") for a in argv]
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first byte is written, as after `| head -0`
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ek.agents.cli", *args],
+            stdout=w,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        os.close(w)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    assert proc.returncode == code  # the command's own exit code survives the closed pipe
 
 
 class _Tty(io.StringIO):

@@ -210,6 +210,129 @@ def test_unregistered_metric_falls_back_with_a_warning() -> None:
     assert any("not registered" in w for w in g.warnings)
 
 
+# ----------------------------------------------------------------------------- undefined checks
+
+
+def _nan_cost(n: int = 30) -> RunSummary:
+    """A run whose Cost-of-Pass is NaN: one trial's dollars are unknown."""
+    ok = [True] * n
+    scores = dict(_cost_scores([1.0] * n, ok))
+    nan = {"dollars": None, "successes": 1, "n": 1, "higher_is_better": False}
+    scores["t0"] = (Score(math.nan, nan),)
+    m = MetricSummary("cost_per_success", False, math.nan, scores)
+    return summary({f"t{i}": (1, 1) for i in range(n)}, metrics={"cost_per_success": m})
+
+
+def test_an_undefined_check_fails_the_gate_and_says_why() -> None:
+    cheap = _with_cost([1.0] * 30, [True] * 30)
+    g = agent_regression_gate(_nan_cost(), cheap)
+    c = next(c for c in g.checks if c.name == "cost_per_success")
+    assert c.verdict == "undefined" and c.failed and not c.regression and not c.allowed
+    assert "current value is undefined (NaN" in c.reason
+    assert "allow_undefined=['cost_per_success']" in c.reason
+    assert not g.passed and g.failures == (c,) and g.regressions == ()
+    assert "undefined change in ['cost_per_success']" in g.reason
+    d = g.to_dict()["checks"][-1]
+    assert d["failed"] is True and d["allowed"] is False
+    # the baseline side is named too
+    c = next(c for c in agent_regression_gate(cheap, _nan_cost()).checks if c.kind == "metric")
+    assert "baseline value is undefined" in c.reason
+
+
+@pytest.mark.parametrize("allow", [True, ["cost_per_success"], ("cost_per_success", "other")])
+def test_allow_undefined_passes_with_a_warning(allow: Any) -> None:
+    g = agent_regression_gate(
+        _nan_cost(), _with_cost([1.0] * 30, [True] * 30), allow_undefined=allow
+    )
+    c = next(c for c in g.checks if c.name == "cost_per_success")
+    assert g.passed and c.verdict == "undefined" and c.allowed and not c.failed
+    assert any("allowed by allow_undefined" in w for w in g.warnings)
+    if isinstance(allow, tuple):  # a name that is no check of this gate is reported
+        assert any("names no check" in w and "other" in w for w in g.warnings)
+
+
+def test_allow_undefined_must_name_checks() -> None:
+    base = _with_cost([1.0] * 30, [True] * 30)
+    with pytest.raises(TypeError, match=r"write \['cost_per_success'\]"):
+        agent_regression_gate(_nan_cost(), base, allow_undefined="cost_per_success")
+    with pytest.raises(TypeError, match="non-empty str"):
+        agent_regression_gate(_nan_cost(), base, allow_undefined=[1])  # type: ignore[list-item]
+
+
+def test_inf_minus_inf_is_undefined() -> None:
+    # nothing succeeded in either run: Cost-of-Pass = sum(dollars) / 0 = inf on both sides
+    ok = [False] * 30
+    scores = _cost_scores([1.0] * 30, ok)
+    m = MetricSummary("cost_per_success", False, math.inf, scores)
+    run = summary({f"t{i}": (1, 0) for i in range(30)}, metrics={"cost_per_success": m})
+    g = agent_regression_gate(run, run)
+    c = next(c for c in g.checks if c.name == "cost_per_success")
+    assert c.verdict == "undefined" and c.failed and "both runs are inf" in c.reason
+    assert agent_regression_gate(run, run, allow_undefined=["cost_per_success"]).passed
+
+
+def test_the_two_gates_agree_on_undefined_changes() -> None:
+    # the scalar gate: a NaN side, and inf - inf, fail unless allowed (as the agent gate does)
+    for cur, base in ((math.nan, 1.0), (1.0, math.nan), (math.inf, math.inf)):
+        r = regression_gate({"cost": cur}, {"cost": base})
+        assert not r.passed and "undefined (NaN) change" in r.checks[0].reason
+        assert "allow_undefined=['cost']" in r.checks[0].reason
+        ok = regression_gate({"cost": cur}, {"cost": base}, allow_undefined=["cost"])
+        assert ok.passed and "allowed by allow_undefined" in ok.checks[0].reason
+        assert regression_gate({"cost": cur}, {"cost": base}, allow_undefined=True).passed
+    assert not regression_gate({"cost": math.nan}, {"cost": 1.0}, allow_undefined=["f1"]).passed
+    with pytest.raises(TypeError, match="collection of check names"):
+        regression_gate({"a": 1.0}, {"a": 1.0}, allow_undefined="a")
+
+
+# ----------------------------------------------------------------------------- unscored samples
+
+
+def test_a_run_with_unscored_samples_is_refused_unless_allowed() -> None:
+    from ek.agents.summary import Unscored
+
+    base = flat(30, 27)
+    cur = summary(
+        dict(flat(30, 27).counts), unscored=Unscored(3, 33, "scorer 'match' did not score it")
+    )
+    with pytest.raises(GateRefusedError, match=r"current run has 3 of 33 samples unscored: scorer"):
+        agent_regression_gate(cur, base)
+    with pytest.raises(GateRefusedError, match="baseline has 3 of 33 samples unscored"):
+        agent_regression_gate(base, cur)
+    g = agent_regression_gate(cur, base, allow_unscored=True)
+    assert g.passed and any("3 of 33 samples unscored" in w for w in g.warnings)
+    assert g.to_dict()["current"]["unscored"] == {
+        "n": 3,
+        "of": 33,
+        "reason": "scorer 'match' did not score it",
+    }
+    # a run with nothing scored is refused even when unscored samples are allowed
+    nothing = summary({}, unscored=Unscored(5, 5, "no ek scorer recorded a verdict"))
+    with pytest.raises(GateRefusedError, match="5 of 5 samples unscored"):
+        agent_regression_gate(nothing, base, allow_unscored=True)
+
+
+def test_unscored_and_metric_alias_survive_a_baseline(tmp_path: Path) -> None:
+    from ek.agents.summary import Unscored
+
+    scores = {"t0": (Score(1.0, {"tp": 2.0, "fp": 0.0, "fn": 0.0}),)}
+    m = MetricSummary("ek_scorer:tool_calls", True, 1.0, scores, metric="tool_calls")
+    s = summary(
+        {"t0": (1, 1)},
+        metrics={m.name: m},
+        unscored=Unscored(1, 2, "ek scoring failed: no gold"),
+    )
+    p = tmp_path / "b.json"
+    save_agent_baseline(s, p)
+    back = load_agent_baseline(p)
+    assert back == s and back.unscored == s.unscored and back.n_unscored == 1
+    assert back.metrics[m.name].aggregated_as == "tool_calls"
+    c = agent_regression_gate(back, back, allow_unscored=True).checks[-1]
+    assert c.name == "ek_scorer:tool_calls" and c.detail["exact_aggregate"] is True
+    with pytest.raises(ValueError, match="exceeds"):
+        Unscored(3, 2, "x")
+
+
 # ----------------------------------------------------------------------------- stratified
 
 

@@ -11,14 +11,19 @@ blocks) and their JSON dumps (an Inspect log sample, an OpenAI request body).
   ``ChatMessage`` objects or dicts (``ToolCall.arguments`` already a dict; ``ChatMessageTool.error``)
   and **LangChain** messages (``AIMessage.tool_calls`` / ``invalid_tool_calls``,
   ``ToolMessage.status``). Calls are paired with results by id, by position where no id exists.
-  Malformed JSON arguments become a step ``error`` (the call still counts), never a crash.
+  Every call is read by the one call-shape normaliser (:func:`~ek.agents.callshape.normalize_call`).
+  A malformed call (no tool name, arguments that are not a JSON object) is model output: it
+  becomes a step of tool :data:`~ek.agents.callshape.MALFORMED_TOOL` whose ``error`` says why,
+  which the metrics score as a wrong call; never a crash.
 - :func:`cost_from_inspect_events` sums the ``usage`` of an Inspect transcript's model events
   into one :class:`Cost` per (model, role). Model calls made inside a scorer's span are the
   ``"judge"`` role, so a grader never inflates the agent's Cost-of-Pass.
 - :func:`from_inspect_sample` converts an Inspect ``EvalSample`` (object or log dict) or a live
   ``TaskState`` into an :class:`Episode`.
-- :func:`episodes_from_inspect_log` streams an ``.eval`` or ``.json`` log into episodes; it is the
-  one function here that imports ``inspect_ai`` (lazily, to read the log).
+- :func:`read_inspect_log` streams an ``.eval`` or ``.json`` log into records (the episode, the
+  ek metric scores the ek scorers recorded, and why a sample is unscored);
+  :func:`episodes_from_inspect_log` gives just the episodes. Reading a log is the one thing here
+  that imports ``inspect_ai`` (lazily).
 
 Example:
     >>> msgs = [
@@ -33,8 +38,8 @@ Example:
     ... ]
     >>> t = trajectory_from_messages(msgs)
     >>> [(s.tool, dict(s.args), s.observation) for s in t]
-    [('lookup', {'order_id': 'A1'}, 'paid'), ('refund', {}, 'bad arguments')]
-    >>> t[1].error.startswith("malformed JSON arguments")
+    [('lookup', {'order_id': 'A1'}, 'paid'), ('<malformed call>', {}, 'bad arguments')]
+    >>> t[1].error.startswith("call 'refund': arguments string is not JSON")
     True
 """
 
@@ -45,24 +50,33 @@ import math
 import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from ek.agents._bridge_deepeval import from_deepeval_test_case, from_deepeval_trace
 from ek.agents._bridge_ragas import from_ragas_sample
 from ek.agents.base import Cost, Episode, RunProvenance, Step, Trajectory
+from ek.agents.callshape import malformed_step, normalize_call
+from ek.base import Score
 
 __all__ = [
     "DEFAULT_ROLES",
     "EK_METADATA_KEY",
     "INSPECT_EXTRA_HINT",
+    "InspectSampleRecord",
     "cost_from_inspect_events",
     "cost_from_usage",
+    "ek_scores_from_inspect_scores",
     "episodes_from_inspect_log",
     "from_deepeval_test_case",
     "from_deepeval_trace",
     "from_inspect_sample",
     "from_ragas_sample",
+    "inspect_sample_record",
+    "inspect_verdict",
     "provenance_from_inspect_header",
+    "read_inspect_log",
     "success_from_inspect_scores",
     "trajectory_from_messages",
 ]
@@ -122,26 +136,6 @@ def _text(content: Any) -> Any:
     return t if isinstance(t, str) else str(content)
 
 
-def _parse_args(raw: Any) -> tuple[dict[str, Any], str | None]:
-    """Arguments as a dict, plus an error when they were not a JSON object."""
-    if raw is None:
-        return {}, None
-    if isinstance(raw, Mapping):
-        return {str(k): v for k, v in raw.items()}, None
-    if isinstance(raw, (str, bytes)):
-        s = raw.decode() if isinstance(raw, bytes) else raw
-        if not s.strip():
-            return {}, None
-        try:
-            val = json.loads(s)
-        except json.JSONDecodeError as e:
-            return {}, f"malformed JSON arguments ({e.msg} at char {e.pos}): {s!r:.200}"
-        if isinstance(val, Mapping):
-            return {str(k): v for k, v in val.items()}, None
-        return {}, f"arguments must be a JSON object, got {type(val).__name__}: {s!r:.200}"
-    return {}, f"arguments must be a JSON object, got {type(raw).__name__}: {raw!r:.200}"
-
-
 def _role(msg: Any) -> str | None:
     r = _get(msg, "role")
     if r is None:  # LangChain messages have .type ("ai", "human", "tool", "system")
@@ -167,14 +161,16 @@ class _Pairing:
         self.calls: list[dict[str, Any]] = []
         self.by_id: dict[str, int] = {}
 
-    def add_call(self, name: Any, raw_args: Any, call_id: Any, error: str | None = None) -> None:
-        args, arg_err = _parse_args(raw_args)
+    def add_call(self, call: Any, call_id: Any, error: str | None = None) -> None:
+        """Record one call, read by the one call-shape normaliser (model output: a malformed
+        call becomes a :data:`~ek.agents.callshape.MALFORMED_TOOL` step saying why)."""
+        step = normalize_call(call, strict=False)
         cid = None if call_id is None or call_id == "" else str(call_id)
         self.calls.append(
             {
-                "tool": str(name) if name else "<unnamed>",
-                "args": args,
-                "error": error or arg_err,
+                "tool": step.tool,
+                "args": dict(step.args),
+                "error": error or step.error,
                 "id": cid,
                 "observation": None,
                 "done": False,
@@ -223,41 +219,37 @@ def _error_text(err: Any) -> str | None:
     return f"tool error ({typ})" if typ else "tool error"
 
 
+def _unparsed(call: Any, why: str) -> Step:
+    """The step of a call whose arguments the host could not parse (it says so itself)."""
+    name = _get(call, "name", _get(call, "function"))
+    if not isinstance(name, str):
+        name = _get(name, "name")
+    return malformed_step(f"call {name!r:.80}: malformed arguments: {why}")
+
+
 def _assistant_calls(msg: Any, pairing: _Pairing) -> None:
     seen: set[str] = set()
     calls = _get(msg, "tool_calls") or []
     if not calls:  # LangChain keeps raw OpenAI calls in additional_kwargs
         calls = _get(_get(msg, "additional_kwargs", {}), "tool_calls") or []
+    # Every shape (OpenAI, Inspect ToolCall, LangChain) is read by the one normaliser.
     for c in calls:
-        fn = _get(c, "function")
-        if isinstance(fn, str):  # Inspect ToolCall: function is the name, arguments a dict
-            name, raw = fn, _get(c, "arguments")
-        elif fn is not None:  # OpenAI: {"function": {"name", "arguments": "<json>"}}
-            name, raw = _get(fn, "name"), _get(fn, "arguments")
-        else:  # LangChain {"name", "args", "id"} and other flat shapes
-            name = _get(c, "name")
-            raw = _get(c, "args", _get(c, "arguments", _get(c, "input")))
         cid = _get(c, "id")
-        perr = _get(c, "parse_error")
-        pairing.add_call(name, raw, cid, f"malformed arguments: {perr}" if perr else None)
+        perr = _get(c, "parse_error")  # Inspect: the arguments did not parse
+        pairing.add_call(_unparsed(c, str(perr)) if perr else c, cid)
         if cid is not None:
             seen.add(str(cid))
     for c in _get(msg, "invalid_tool_calls") or []:  # LangChain: arguments that did not parse
         err = _get(c, "error") or "could not parse the arguments"
-        pairing.add_call(
-            _get(c, "name"),
-            None,
-            _get(c, "id"),
-            f"malformed arguments: {err}: {_get(c, 'args')!r:.200}",
-        )
+        pairing.add_call(_unparsed(c, f"{err}: {_get(c, 'args')!r:.200}"), _get(c, "id"))
     fc = _get(msg, "function_call")  # legacy OpenAI
     if fc is not None and not calls:
-        pairing.add_call(_get(fc, "name"), _get(fc, "arguments"), None)
+        pairing.add_call(fc, None)
     content = _get(msg, "content")
     if isinstance(content, (list, tuple)):  # Anthropic tool_use blocks
         for b in content:
             if _get(b, "type") == "tool_use" and str(_get(b, "id")) not in seen:
-                pairing.add_call(_get(b, "name"), _get(b, "input"), _get(b, "id"))
+                pairing.add_call(b, _get(b, "id"))
 
 
 def _results(msg: Any, role: str | None, pairing: _Pairing) -> None:
@@ -291,8 +283,10 @@ def trajectory_from_messages(messages: Iterable[Any]) -> Trajectory:
     ``ChatMessage`` objects or their log dicts, and LangChain messages (objects or
     ``messages_to_dict`` dicts), even mixed. A call is paired with the result carrying its id;
     results without an id go to the first unanswered call (of the same tool when named). A
-    call never answered has ``observation=None``. Arguments that are not a JSON object make the
-    step's ``error`` say so (with the raw text), and the step keeps empty ``args``.
+    call never answered has ``observation=None``. A malformed call (no tool name, arguments
+    that are not a JSON object, or that the host could not parse) becomes a step of tool
+    :data:`~ek.agents.callshape.MALFORMED_TOOL` with empty ``args`` and an ``error`` saying why
+    (with the tool name and raw text): scored as a wrong call, never matched.
 
     Args:
         messages: The transcript, oldest first.
@@ -461,7 +455,7 @@ def success_from_inspect_scores(
     value decides: ``value >= threshold`` after Inspect's value-to-float mapping (``"C"`` = 1);
     a dict value uses its ``"success"`` key. Without it, the first ek scorer that recorded a
     verdict (``metadata["ek"]["success"]``) decides. ``None`` when nothing decides (or the value
-    is NaN: unscored).
+    is NaN: unscored); :func:`inspect_verdict` also says why.
 
     Example:
         >>> success_from_inspect_scores({"match": {"value": "C"}}, "match")
@@ -471,22 +465,60 @@ def success_from_inspect_scores(
         >>> success_from_inspect_scores({"match": {"value": "C"}}) is None
         True
     """
-    if not scores:
-        return None
+    return inspect_verdict(scores, success_from, threshold=threshold)[0]
+
+
+def _named_verdict(
+    scores: Mapping[str, Any], success_from: str, threshold: float
+) -> tuple[bool | None, str | None]:
+    name, _, key = success_from.partition(":")
+    if name not in scores:
+        return None, f"scorer {name!r} did not score it (its scores: {sorted(scores)})"
+    s = scores[name]
+    value = _get(s, "value")
+    if isinstance(value, Mapping):
+        if (key or "success") not in value:
+            return None, f"scorer {name!r} has no key {key or 'success'!r} in its value"
+        value = value[key or "success"]
+    f = _float(value)
+    if math.isnan(f):
+        why = _get(s, "explanation") or _get(s, "reason")
+        return None, f"scorer {name!r} left it unscored" + (f" ({why})" if why else "")
+    return f >= threshold, None
+
+
+def inspect_verdict(
+    scores: Any, success_from: str | None = None, *, threshold: float = 1.0
+) -> tuple[bool | None, str | None]:
+    """The success verdict of a logged sample's ``scores`` and, when there is none, why.
+
+    See :func:`success_from_inspect_scores` for how the verdict is decided.
+
+    Example:
+        >>> inspect_verdict({"match": {"value": "I"}}, "match")
+        (False, None)
+        >>> inspect_verdict({"match": {"value": "C"}}, "includes")
+        (None, "scorer 'includes' did not score it (its scores: ['match'])")
+    """
+    if not scores or not isinstance(scores, Mapping):
+        return None, "the sample has no score"
     if success_from is not None:
-        name, _, key = success_from.partition(":")
-        if name not in scores:
-            return None
-        value = _get(scores[name], "value")
-        if isinstance(value, Mapping):
-            value = value.get(key or "success")
-        f = _float(value)
-        return None if math.isnan(f) else f >= threshold
+        if not isinstance(success_from, str) or not success_from:
+            raise ValueError(
+                f"success_from must be a scorer name ('name' or 'name:key'), got {success_from!r}"
+            )
+        return _named_verdict(scores, success_from, threshold)
+    failed = None
     for s in scores.values():
         ek = _get(_get(s, "metadata", {}), EK_METADATA_KEY)
         if isinstance(ek, Mapping) and isinstance(ek.get("success"), bool):
-            return bool(ek["success"])
-    return None
+            return bool(ek["success"]), None
+        if isinstance(ek, Mapping) and ek.get("error") and failed is None:
+            failed = f"ek scoring failed: {ek['error']}"
+    return None, failed or (
+        f"no ek scorer recorded a verdict (its scores: {sorted(scores)}); name the scorer that "
+        "decides success (success_from=..., ek-agents --success-scorer NAME)"
+    )
 
 
 def _with_recorded_dollars(costs: tuple[Cost, ...], scores: Any) -> tuple[Cost, ...]:
@@ -751,11 +783,139 @@ def _require_inspect() -> Any:
     return ilog
 
 
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _unsafe(v: Any) -> Any:
+    """Undo the JSON-safe spelling of non-finite floats (``"NaN"`` strings, ``$float`` tags)."""
+    if isinstance(v, str):
+        return _NONFINITE.get(v, v)
+    if isinstance(v, Mapping):
+        if set(v) == {"$float"}:
+            return float(str(v["$float"]))
+        return {str(k): _unsafe(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_unsafe(x) for x in v]
+    return v
+
+
+def _ek_score(d: Any) -> Score | None:
+    if not isinstance(d, Mapping):
+        return None
+    v = _unsafe(d.get("value"))
+    value = math.nan if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) else v
+    detail = _unsafe(d.get("detail"))
+    return Score(float(value), detail if isinstance(detail, Mapping) else {})
+
+
+def ek_scores_from_inspect_scores(
+    scores: Any, *, with_success: bool = True
+) -> tuple[dict[tuple[str, str], Score], list[str]]:
+    """The ek metric scores an ek Inspect scorer recorded in ``metadata["ek"]["scores"]``.
+
+    Args:
+        scores: A logged sample's ``scores`` (``{scorer_name: Score}``, objects or dicts).
+        with_success: Keep the ``task_success`` scores (drop them when they are the run's
+            success verdict, which a report and a gate count separately).
+
+    Returns:
+        ``{(scorer, ek metric): Score}`` (the values and details the scorer computed, NaN
+        restored) and the reasons of the ek scorers that failed on this sample.
+
+    Example:
+        >>> rec = {"ek": {"success": True, "scores": {
+        ...     "task_success": {"value": 1.0, "detail": {"successes": 1, "n": 1}},
+        ...     "tool_calls": {"value": "NaN", "detail": {"tp": 0.0, "fp": 0.0, "fn": 0.0}}}}}
+        >>> got, failed = ek_scores_from_inspect_scores({"ek_scorer": {"metadata": rec}},
+        ...                                             with_success=False)
+        >>> list(got), got["ek_scorer", "tool_calls"].value, failed
+        ([('ek_scorer', 'tool_calls')], nan, [])
+    """
+    out: dict[tuple[str, str], Score] = {}
+    failed: list[str] = []
+    items = scores.items() if isinstance(scores, Mapping) else ()
+    for scorer, s in items:
+        ek = _get(_get(s, "metadata", {}), EK_METADATA_KEY)
+        if not isinstance(ek, Mapping):
+            continue
+        if ek.get("error"):
+            failed.append(f"ek scorer {scorer!r} failed: {ek['error']}")
+            continue
+        recorded = ek.get("scores")
+        if not isinstance(recorded, Mapping):
+            continue
+        for metric, d in recorded.items():
+            if metric == "task_success" and not with_success:
+                continue
+            score = _ek_score(d)
+            if score is not None:
+                out[(str(scorer), str(metric))] = score
+    return out, failed
+
+
+@dataclass(frozen=True)
+class InspectSampleRecord:
+    """One logged sample (one epoch) as a report and a gate read it.
+
+    Attributes:
+        episode: The sample as an :class:`Episode` (``success`` is ``None`` when undecided).
+        scores: The ek metric scores the ek scorers recorded, by ``(scorer, metric)``.
+        unscored: Why this sample is not (fully) scored: no success verdict, or an ek scorer
+            that failed on it; ``None`` when it is fully scored.
+    """
+
+    episode: Episode
+    scores: Mapping[tuple[str, str], Score]
+    unscored: str | None = None
+
+
+def inspect_sample_record(
+    sample: Any,
+    *,
+    success_from: str | None = None,
+    run: RunProvenance | None = None,
+    roles: Mapping[str | None, str] | None = None,
+    limit_is_error: bool = True,
+) -> InspectSampleRecord:
+    """A logged Inspect sample as an :class:`InspectSampleRecord` (episode, ek scores, why unscored).
+
+    The ``task_success`` scores are kept only when ``success_from`` names the deciding scorer
+    (otherwise they are the verdict itself).
+
+    Example:
+        >>> r = inspect_sample_record({"id": 1, "scores": {"match": {"value": "C"}}})
+        >>> r.episode.success, r.unscored[:35]
+        (None, 'no ek scorer recorded a verdict (it')
+        >>> inspect_sample_record({"id": 1, "scores": {"match": {"value": "C"}}},
+        ...                       success_from="match").episode.success
+        True
+    """
+    scores = _get(sample, "scores")
+    verdict, why = inspect_verdict(scores, success_from)
+    ep = from_inspect_sample(
+        sample,
+        run=run,
+        success=verdict,
+        success_from=success_from,
+        roles=roles,
+        limit_is_error=limit_is_error,
+    )
+    ek, failed = ek_scores_from_inspect_scores(scores, with_success=success_from is not None)
+    if verdict is None:
+        err = _get(sample, "error")
+        if err is not None and not scores:
+            why = f"sample error: {_get(err, 'message', err)}"
+    else:
+        why = failed[0] if failed else None
+    return InspectSampleRecord(ep, MappingProxyType(ek), why)
+
+
 def _raw_eval_samples(path: str) -> Iterator[Mapping[str, Any]] | None:
     """The samples of an ``.eval`` zip as plain dicts (no pydantic), or None if not readable.
 
     Inspect writes ``samples/<id>_epoch_<n>.json`` members (zstd-compressed; importing
-    ``inspect_ai.log`` teaches :mod:`zipfile` that codec).
+    ``inspect_ai.log`` teaches :mod:`zipfile` that codec). A member that cannot be read raises
+    a ``ValueError`` naming the file and the member.
     """
     import zipfile
 
@@ -768,9 +928,77 @@ def _raw_eval_samples(path: str) -> Iterator[Mapping[str, Any]] | None:
     def gen() -> Iterator[Mapping[str, Any]]:
         with zf:
             for n in names:
-                yield json.loads(zf.read(n))
+                try:
+                    data = zf.read(n)
+                    yield json.loads(data)
+                except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
+                    raise ValueError(
+                        f"{path}: cannot read sample {n!r} of the Inspect log "
+                        f"({type(e).__name__}: {e}); is the file truncated or still being written?"
+                    ) from None
 
     return gen()
+
+
+def _header(ilog: Any, p: str) -> Any:
+    try:
+        return ilog.read_eval_log(p, header_only=True)
+    except (OSError, ValueError, KeyError, EOFError) as e:
+        # e.g. a truncated .eval: Inspect says only "EOCD not found" (no end of the zip)
+        raise ValueError(
+            f"{p}: not a readable Inspect log ({type(e).__name__}: {e}); is the file truncated "
+            "or still being written?"
+        ) from None
+
+
+def read_inspect_log(
+    path: str | os.PathLike[str],
+    *,
+    success_from: str | None = None,
+    roles: Mapping[str | None, str] | None = None,
+    run: RunProvenance | None = None,
+    limit_is_error: bool = True,
+) -> Iterator[InspectSampleRecord]:
+    """Stream the samples of an Inspect log (``.eval`` or ``.json``) as :class:`InspectSampleRecord` s.
+
+    Each epoch of each sample is one record (its episode's ``trial = epoch - 1``). The header
+    gives the :class:`~ek.agents.base.RunProvenance` (see :func:`provenance_from_inspect_header`);
+    every sample goes through :func:`inspect_sample_record`. ``.eval`` samples are read one at a
+    time straight from the zip as JSON (no pydantic validation, O(1) memory); other layouts go
+    through Inspect's own ``read_eval_log_samples``.
+
+    Args:
+        path: The log file.
+        success_from: The scorer whose value is the success verdict (``"name"`` or
+            ``"name:key"``, e.g. Inspect's ``"match"``); default: the ek scorer's verdict.
+        roles: Inspect model role -> ek cost role.
+        run: Provenance to use instead of the header's.
+        limit_is_error: Record a hit sample limit as the episode's error.
+
+    Raises:
+        ImportError: ``inspect_ai`` is not installed (``pip install ek-agents[inspect]``).
+        FileNotFoundError: no such file.
+        ValueError: the file is not a readable Inspect log (truncated, not a log); the message
+            names the file.
+    """
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        raise FileNotFoundError(f"no Inspect log at {p!r}")
+    ilog = _require_inspect()
+    header = _header(ilog, p)
+    prov = run if run is not None else provenance_from_inspect_header(header, location=p)
+    samples: Iterable[Any] | None = None
+    if p.endswith(".eval") and _get(header, "version") == 2:
+        samples = _raw_eval_samples(p)
+    elif p.endswith(".json"):
+        with open(p, encoding="utf-8") as fh:
+            samples = json.load(fh).get("samples") or []
+    if samples is None:
+        samples = ilog.read_eval_log_samples(p, all_samples_required=False)
+    for s in samples:
+        yield inspect_sample_record(
+            s, success_from=success_from, run=prov, roles=roles, limit_is_error=limit_is_error
+        )
 
 
 def episodes_from_inspect_log(
@@ -783,44 +1011,16 @@ def episodes_from_inspect_log(
 ) -> Iterator[Episode]:
     """Stream the samples of an Inspect log (``.eval`` or ``.json``) as :class:`Episode` s.
 
-    Each epoch of each sample is one episode (``trial = epoch - 1``), so pass^k and
-    Cost-of-Pass over epochs work on the result. The header gives the
-    :class:`~ek.agents.base.RunProvenance` (see :func:`provenance_from_inspect_header`);
-    every sample goes through :func:`from_inspect_sample`. ``.eval`` samples are read one at a
-    time straight from the zip as JSON (no pydantic validation, O(1) memory); other layouts go
-    through Inspect's own ``read_eval_log_samples``.
-
-    Args:
-        path: The log file.
-        success_from: The scorer whose value is the success verdict (``"name"`` or
-            ``"name:key"``); default: the ek scorer's verdict in the log, else ``None``.
-        roles: Inspect model role -> ek cost role.
-        run: Provenance to use instead of the header's.
-        limit_is_error: Record a hit sample limit as the episode's error.
+    The episodes of :func:`read_inspect_log` (same arguments): each epoch of each sample is one
+    episode (``trial = epoch - 1``), so pass^k and Cost-of-Pass over epochs work on the result;
+    an episode whose success nothing decided has ``success=None``.
 
     Raises:
         ImportError: ``inspect_ai`` is not installed (``pip install ek-agents[inspect]``).
         FileNotFoundError: no such file.
+        ValueError: the file is not a readable Inspect log.
     """
-    p = os.fspath(path)
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"no Inspect log at {p!r}")
-    ilog = _require_inspect()
-    header = ilog.read_eval_log(p, header_only=True)
-    prov = run if run is not None else provenance_from_inspect_header(header, location=p)
-
-    def convert(s: Any) -> Episode:
-        return from_inspect_sample(
-            s, run=prov, success_from=success_from, roles=roles, limit_is_error=limit_is_error
-        )
-
-    samples: Iterable[Any] | None = None
-    if p.endswith(".eval") and _get(header, "version") == 2:
-        samples = _raw_eval_samples(p)
-    elif p.endswith(".json"):
-        with open(p, encoding="utf-8") as fh:
-            samples = json.load(fh).get("samples") or []
-    if samples is None:
-        samples = ilog.read_eval_log_samples(p, all_samples_required=False)
-    for s in samples:
-        yield convert(s)
+    for rec in read_inspect_log(
+        path, success_from=success_from, roles=roles, run=run, limit_is_error=limit_is_error
+    ):
+        yield rec.episode

@@ -2,16 +2,24 @@
 
 Subcommands live in a table (:data:`SUBCOMMANDS`); add one with :func:`add_subcommand`:
 
-* ``ek-agents report RUN [--json] [--k K] [--prices FILE] [--confidence C]``: success rate with
-  its interval, the pass@k / pass^k table, cost by role and model, Cost-of-Pass, per slice. RUN is
-  a trial store, a baseline or an Inspect log.
+* ``ek-agents report RUN [--json] [--k K] [--prices FILE] [--confidence C]
+  [--success-scorer NAME]``: success rate with its interval, the pass@k / pass^k table, cost by
+  role and model, Cost-of-Pass, per slice, every metric's aggregate, and how many samples were
+  left unscored. RUN is a trial store, a baseline or an Inspect log (whose ek metric scores are
+  read from the samples; ``--success-scorer`` names the scorer that decides success, e.g.
+  Inspect's ``match``).
 * ``ek-agents demo [FOLDER] [-k K]``: the embedded demo suite end to end (see
   :mod:`ek.agents.demo.run`).
 * ``ek-agents report RUN --plot FILE [--compare RUN ...]``: also draw pass^k against k and
   success against cost with the Pareto frontier (:mod:`ek.agents.plots`).
 * ``ek-agents gate BASELINE CURRENT [--tolerance T] [--confidence C] [--stratified]
-  [--json]``: the variance-aware regression gate. Exit codes: **0** pass, **1** regression,
-  **2** refused (incomparable or empty runs) or unreadable input.
+  [--success-scorer NAME] [--allow-undefined CHECK ...] [--allow-unscored] [--json]``: the
+  variance-aware regression gate. Exit codes: **0** pass, **1** regression or a check whose
+  change is undefined (unless ``--allow-undefined CHECK``), **2** refused (incomparable or
+  empty runs, unscored samples without ``--allow-unscored``) or unreadable input.
+
+Output cut short by a closed pipe (``ek-agents report --json | head``) ends quietly, with the
+command's own exit code.
 
 :func:`terminal_progress` is a progress bar for :func:`ek.agents.harness.run_suite` that draws
 on stderr only when stderr is a terminal.
@@ -25,8 +33,10 @@ Example:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
+import os
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -77,6 +87,25 @@ def add_subcommand(cmd: Subcommand) -> Subcommand:
 
 def _err(msg: str) -> None:
     print(f"ek-agents: error: {msg}", file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the exit-time flush cannot fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):  # no real file descriptor (tests)
+        pass
+
+
+def _emit(text: str) -> None:
+    """Write ``text`` to stdout; a reader that went away (``| head``) is not an error."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
 
 
 # ----------------------------------------------------------------------------- progress
@@ -149,9 +178,11 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
     from .reliability import reliability
     from .runs import load_run
 
-    s = load_run(args.run)
+    s = load_run(args.run, success_scorer=args.success_scorer)
     if s.is_empty:
-        raise ValueError(f"{args.run}: the run has no trial")
+        raise ValueError(
+            f"{args.run}: the run has no trial" + (f" ({s.unscored})" if s.unscored else "")
+        )
     notes: list[str] = []
     prices = load_prices(args.prices) if args.prices else None
     counts = {t: nc for t, nc in s.counts.items() if nc[0] > 0}
@@ -188,6 +219,11 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         "n_trials": s.n_trials,
         "n_successes": s.n_successes,
         "agent_failures": failures,
+        "unscored": {
+            "n": s.n_unscored,
+            "of": s.unscored.of if s.unscored else s.n_trials,
+            "reason": s.unscored.reason if s.unscored else None,
+        },
         "reliability": rel.to_dict(),
         "cost": cost,
         "slices": {
@@ -198,7 +234,11 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
             for name, r in rel.slices.items()
         },
         "metrics": {
-            name: {"value": m.value, "higher_is_better": m.higher_is_better}
+            name: {
+                "value": m.value,
+                "higher_is_better": m.higher_is_better,
+                "n": sum(len(v) for v in m.scores.values()),
+            }
             for name, m in s.metrics.items()
         },
         "notes": notes,
@@ -220,6 +260,12 @@ def _print_report(d: Mapping[str, Any], out: IO[str]) -> None:
         w(f"source   {d['source']}\n")
     fails = "" if d["agent_failures"] is None else f", {d['agent_failures']} agent failure(s)"
     w(f"tasks    {d['n_tasks']}, trials {d['n_trials']} (k={d['k']}){fails}\n")
+    u = d["unscored"]
+    if u["n"]:
+        w(
+            f"UNSCORED {u['n']} of {u['of']} samples unscored: {u['reason']} "
+            "(left out of every number below)\n"
+        )
     conf = round(rel["confidence"] * 100)
     w(
         f"success  {_iv(rel['success_rate'])}  ({d['n_successes']}/{d['n_trials']}, Wilson {conf}%)\n\n"
@@ -259,6 +305,17 @@ def _print_report(d: Mapping[str, Any], out: IO[str]) -> None:
         w(f"warning: {note}\n")
 
 
+def _add_success_scorer(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--success-scorer",
+        metavar="NAME",
+        default=None,
+        help="for an Inspect log: the scorer whose value decides success ('NAME' or "
+        "'NAME:KEY', e.g. match); default: the ek scorer's verdict (stores and baselines "
+        "ignore it)",
+    )
+
+
 def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "run", metavar="RUN", help="a trial store (.jsonl), a baseline or an Inspect log"
@@ -267,6 +324,7 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", type=int, default=None, help="largest k of the pass@k table")
     p.add_argument("--prices", metavar="FILE", help="LiteLLM price JSON to price the episodes")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    _add_success_scorer(p)
     # --plot / --compare: added for the demo (ek.agents.plots); needs the `plot` extra.
     p.add_argument(
         "--plot",
@@ -300,15 +358,17 @@ def _run_plot(args: argparse.Namespace) -> int:
 def _run_report(args: argparse.Namespace) -> int:
     try:
         data = _report_data(args)
-    except (OSError, ValueError, TypeError) as e:
+    except (OSError, ValueError, TypeError, ImportError) as e:
         _err(str(e))
         return EXIT_REFUSED
     if args.json:
         from ek.harness import to_json_safe
 
-        print(json.dumps(to_json_safe(data), indent=1, ensure_ascii=False))
+        _emit(json.dumps(to_json_safe(data), indent=1, ensure_ascii=False) + "\n")
     else:
-        _print_report(data, sys.stdout)
+        buf = io.StringIO()
+        _print_report(data, buf)
+        _emit(buf.getvalue())
     if getattr(args, "plot", None):
         return _run_plot(args)
     return EXIT_OK
@@ -320,7 +380,7 @@ _MARK = {
     "pass": "ok  ",
     "within_tolerance": "ok  ",
     "underpowered": "WARN",
-    "undefined": "WARN",
+    "undefined": "FAIL",
     "regression": "FAIL",
 }
 
@@ -338,16 +398,51 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
         default=False,
         help="paired comparison on the tasks both runs share (more power)",
     )
+    _add_success_scorer(p)
+    p.add_argument(
+        "--allow-undefined",
+        metavar="CHECK",
+        action="append",
+        default=[],
+        help="let this check's change be undefined (NaN: an unknown cost, inf - inf with no "
+        "success in either run) without failing the gate (repeatable; '*' for every check)",
+    )
+    p.add_argument(
+        "--allow-unscored",
+        action="store_true",
+        help="gate runs with unscored samples on their scored samples only (default: refuse)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON for machines")
+
+
+def _gate_text(res: Any) -> str:
+    out = io.StringIO()
+    w = out.write
+    conf = round(res.confidence * 100)
+    mode = "stratified (paired by task)" if res.stratified else "independent runs"
+    w(f"gate: current - baseline, {conf}% intervals, {mode}, tolerance {res.tolerance:g}\n")
+    for c in res.checks:
+        mark = "WARN" if c.verdict == "undefined" and not c.failed else _MARK.get(c.verdict)
+        w(
+            f"  {mark or c.verdict}  {c.name:<20} {_num(c.baseline)} -> "
+            f"{_num(c.current)}  change {_iv(c.interval.to_dict())}  {c.verdict}\n"
+        )
+        w(f"        {c.reason}\n")
+    for note in res.warnings:
+        w(f"warning: {note}\n")
+    verdict = "PASS: " if res.passed else "REGRESSION: " if res.regressions else "FAIL: "
+    w(verdict + res.reason + "\n")
+    return out.getvalue()
 
 
 def _run_gate(args: argparse.Namespace) -> int:
     from .gate import agent_regression_gate
     from .runs import load_run
 
+    allow: bool | list[str] = "*" in args.allow_undefined or list(args.allow_undefined)
     try:
-        base = load_run(args.baseline)
-        cur = load_run(args.current)
+        base = load_run(args.baseline, success_scorer=args.success_scorer)
+        cur = load_run(args.current, success_scorer=args.success_scorer)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = agent_regression_gate(
@@ -356,26 +451,16 @@ def _run_gate(args: argparse.Namespace) -> int:
                 tolerance=args.tolerance,
                 confidence=args.confidence,
                 stratified=args.stratified,
+                allow_undefined=allow,
+                allow_unscored=args.allow_unscored,
             )
-    except (OSError, ValueError, TypeError) as e:
+    except (OSError, ValueError, TypeError, ImportError) as e:
         _err(str(e))
         return EXIT_REFUSED
     if args.json:
-        print(json.dumps(res.to_dict(), indent=1, ensure_ascii=False))
+        _emit(json.dumps(res.to_dict(), indent=1, ensure_ascii=False) + "\n")
     else:
-        w = sys.stdout.write
-        conf = round(res.confidence * 100)
-        mode = "stratified (paired by task)" if res.stratified else "independent runs"
-        w(f"gate: current - baseline, {conf}% intervals, {mode}, tolerance {res.tolerance:g}\n")
-        for c in res.checks:
-            w(
-                f"  {_MARK.get(c.verdict, c.verdict)}  {c.name:<20} {_num(c.baseline)} -> "
-                f"{_num(c.current)}  change {_iv(c.interval.to_dict())}  {c.verdict}\n"
-            )
-            w(f"        {c.reason}\n")
-        for note in res.warnings:
-            w(f"warning: {note}\n")
-        w(("PASS: " if res.passed else "REGRESSION: ") + res.reason + "\n")
+        _emit(_gate_text(res))
     return EXIT_OK if res.passed else EXIT_REGRESSION
 
 
@@ -390,7 +475,8 @@ add_subcommand(
 add_subcommand(
     Subcommand(
         "gate",
-        "variance-aware regression gate: exit 0 pass, 1 regression, 2 refused/unreadable",
+        "variance-aware regression gate: exit 0 pass, 1 regression or undefined check, "
+        "2 refused/unreadable",
         _configure_gate,
         _run_gate,
     )
@@ -451,10 +537,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(list(argv) if argv is not None else None)
     except SystemExit as e:  # argparse exits for --help/--version and on bad usage
         return int(e.code or 0)
+    except BrokenPipeError:  # ek-agents --help | head -1
+        _silence_stdout()
+        return EXIT_OK
     if not getattr(args, "command", None):
-        parser.print_help(sys.stdout)
+        buf = io.StringIO()
+        parser.print_help(buf)
+        _emit(buf.getvalue())
         return 0
-    return int(args._run(args))
+    try:
+        return int(args._run(args))
+    except BrokenPipeError:  # a subcommand that printed straight to a closed pipe
+        _silence_stdout()
+        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

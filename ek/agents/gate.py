@@ -22,6 +22,12 @@ measures both against this gate.
 A lower point estimate whose interval still includes zero passes with an **underpowered**
 warning: it is not evidence of a regression, but not a clean pass either.
 
+A check whose change **cannot be estimated** (a Cost-of-Pass that is NaN because one trial's
+dollars are unknown; ``inf - inf`` when neither run has a success) is ``"undefined"`` and
+**fails** the gate, naming why: a run whose spend tripled must not pass because one price was
+missing. ``allow_undefined=[name]`` (``ek-agents gate --allow-undefined NAME``) accepts it with
+a warning. The scalar :func:`ek.harness.regression_gate` treats an undefined change the same way.
+
 **Stratified (paired) variant** (``stratified=True``): on the tasks both runs share, the
 per-task differences ``d_t = rate_current(t) - rate_baseline(t)`` (and per-task pass^k
 differences) are averaged and given a normal interval ``mean(d) ± z·sd(d)/sqrt(T)``; metric
@@ -34,8 +40,10 @@ same number of trials). Tasks only one run has are left out, with a warning.
 
 Refusals (:class:`GateRefusedError`, a ``ValueError``): an empty current run or an empty
 baseline (with no trials every bound is maximally uncertain, so nothing could ever fail: an
-empty baseline would be a permanent free pass), and runs whose simulator, suite_version or
-scaffold differ (:meth:`~ek.agents.base.RunProvenance.incompatibilities`).
+empty baseline would be a permanent free pass), a run with **unscored samples**
+(:attr:`~ek.agents.summary.RunSummary.unscored`; a gate over the scored ones alone could pass a
+run that failed to score) unless ``allow_unscored=True``, and runs whose simulator,
+suite_version or scaffold differ (:meth:`~ek.agents.base.RunProvenance.incompatibilities`).
 
 Example:
     >>> from ek.agents.base import RunProvenance
@@ -53,13 +61,13 @@ from __future__ import annotations
 import math
 import os
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from ek.base import Score
-from ek.harness import to_json_safe
+from ek.harness import to_json_safe, undefined_policy
 
 from .reliability import (
     Interval,
@@ -68,7 +76,7 @@ from .reliability import (
     normal_quantile,
     pass_hat_k,
 )
-from .summary import RunSummary, metric_aggregator
+from .summary import MetricSummary, RunSummary, metric_aggregator
 
 __all__ = [
     "GateCheck",
@@ -99,9 +107,11 @@ class GateCheck:
         tolerance: The allowed worsening.
         verdict: ``"pass"``, ``"within_tolerance"``, ``"underpowered"`` (a worse point estimate
             with an interval containing no change: passes, with a warning), ``"regression"``, or
-            ``"undefined"`` (the difference could not be estimated: passes, with a warning).
-        reason: Human-readable explanation.
+            ``"undefined"`` (the difference could not be estimated: **fails**, unless allowed).
+        reason: Human-readable explanation (for ``"undefined"``: why, and how to allow it).
         detail: Machine-readable extras (counts, k, tasks used, method).
+        allowed: An ``"undefined"`` check the caller allowed (``allow_undefined``): passes,
+            with a warning.
     """
 
     name: str
@@ -114,11 +124,17 @@ class GateCheck:
     verdict: str
     reason: str
     detail: Mapping[str, Any] = field(default_factory=dict)
+    allowed: bool = False
 
     @property
     def regression(self) -> bool:
         """True when this check is a statistically supported regression."""
         return self.verdict == "regression"
+
+    @property
+    def failed(self) -> bool:
+        """True when this check fails the gate: a regression, or an undefined change not allowed."""
+        return self.regression or (self.verdict == "undefined" and not self.allowed)
 
     def to_dict(self) -> dict[str, Any]:
         """A strict-JSON-ready dict."""
@@ -132,6 +148,8 @@ class GateCheck:
             "tolerance": self.tolerance,
             "verdict": self.verdict,
             "regression": self.regression,
+            "failed": self.failed,
+            "allowed": self.allowed,
             "reason": self.reason,
             "detail": to_json_safe(dict(self.detail)),
         }
@@ -139,7 +157,8 @@ class GateCheck:
 
 @dataclass(frozen=True)
 class GateResult:
-    """The gate's verdict: ``passed`` iff no check is a regression; every check listed."""
+    """The gate's verdict: ``passed`` iff no check failed (a regression, or an undefined change
+    that was not allowed); every check listed."""
 
     passed: bool
     checks: tuple[GateCheck, ...]
@@ -155,6 +174,11 @@ class GateResult:
     def regressions(self) -> tuple[GateCheck, ...]:
         """The checks that regressed."""
         return tuple(c for c in self.checks if c.regression)
+
+    @property
+    def failures(self) -> tuple[GateCheck, ...]:
+        """The checks that fail the gate (regressions and undefined changes not allowed)."""
+        return tuple(c for c in self.checks if c.failed)
 
     def to_dict(self) -> dict[str, Any]:
         """A strict-JSON-ready dict."""
@@ -269,17 +293,27 @@ def _bootstrap_difference(
 # ----------------------------------------------------------------------------- verdicts
 
 
+def _undefined_why(iv: Interval, cur: float, base: float) -> str:
+    if math.isinf(cur) and math.isinf(base) and cur == base:
+        return f"both runs are {cur:g} (e.g. no success in either run): {cur:g} - {base:g} is undefined"
+    sides = [w for w, v in (("current", cur), ("baseline", base)) if math.isnan(v)]
+    if sides:
+        return f"the {' and '.join(sides)} value is undefined (NaN, e.g. an unknown cost)"
+    return iv.reason or "undefined value"
+
+
 def _verdict(
     name: str,
     kind: str,
     iv: Interval,
-    cur: float,
-    base: float,
+    values: tuple[float, float],
     hib: bool,
     tol: float,
     detail: Mapping[str, Any],
     warnings: list[str],
+    allowed: bool = False,
 ) -> GateCheck:
+    cur, base = values
     # the change in the good direction: its upper bound decides
     if hib:
         imp_point, imp_high = iv.point, iv.high
@@ -289,8 +323,16 @@ def _verdict(
     better = "higher" if hib else "lower"
     if math.isnan(imp_point) or math.isnan(imp_high):
         verdict = "undefined"
-        reason = f"change cannot be estimated ({iv.reason or 'undefined value'}); not gated"
-        warnings.append(f"{name}: {reason}")
+        why = _undefined_why(iv, cur, base)
+        if allowed:
+            reason = f"change cannot be estimated ({why}); allowed by allow_undefined: not gated"
+            warnings.append(f"{name}: {reason}")
+        else:
+            reason = (
+                f"change cannot be estimated ({why}): an unmeasurable change cannot show that "
+                f"nothing regressed, so the gate fails; accept it with allow_undefined="
+                f"[{name!r}] (ek-agents gate --allow-undefined {name})"
+            )
     elif imp_high < -tol:
         verdict = "regression"
         reason = (
@@ -312,11 +354,21 @@ def _verdict(
         verdict = "pass"
         reason = f"no regression: change {ci} ({better} is better)"
     return GateCheck(
-        name, kind, iv, cur, base, hib, tol, verdict, reason, MappingProxyType(dict(detail))
+        name,
+        kind,
+        iv,
+        cur,
+        base,
+        hib,
+        tol,
+        verdict,
+        reason,
+        MappingProxyType(dict(detail)),
+        allowed=allowed and verdict == "undefined",
     )
 
 
-def _as_summary(x: Any, label: str) -> RunSummary:
+def _as_summary(x: Any, label: str, success_scorer: str | None = None) -> RunSummary:
     if isinstance(x, RunSummary):
         return x
     summary = getattr(x, "summary", None)
@@ -327,48 +379,21 @@ def _as_summary(x: Any, label: str) -> RunSummary:
     if isinstance(x, (str, os.PathLike)):
         from .runs import load_run
 
-        return load_run(x)
+        return load_run(x, success_scorer=success_scorer)
     raise TypeError(
         f"{label} must be a SuiteResult, a RunSummary or a path to a run, got {type(x).__name__}"
     )
 
 
-def agent_regression_gate(
-    current: Any,
-    baseline: Any,
-    *,
-    tolerance: float = 0.0,
-    confidence: float = 0.95,
-    stratified: bool = False,
-    k: int | None = None,
-    tolerances: Mapping[str, float] | None = None,
-    metrics: bool = True,
-    n_resamples: int = 2000,
-    seed: int = 0,
-) -> GateResult:
-    """Is ``current`` a statistically supported regression from ``baseline``?
+def _allow_set(allowed: bool | frozenset[str]) -> Callable[[str], bool]:
+    if isinstance(allowed, bool):
+        return lambda name: allowed
+    return lambda name: name in allowed
 
-    See the module docstring for the tests, the stratified variant and its assumption.
 
-    Args:
-        current: A :class:`~ek.agents.harness.SuiteResult`, a
-            :class:`~ek.agents.summary.RunSummary`, or a path (store, baseline, Inspect log).
-        baseline: The same kinds (usually :func:`~ek.agents.harness.load_agent_baseline`).
-        tolerance: The allowed worsening, in each quantity's own units (>= 0).
-        confidence: Two-sided coverage of every interval.
-        stratified: Use the paired, task-stratified tests on the shared tasks.
-        k: The pass^k to check (default: the largest k both runs support; none below 2).
-        tolerances: Per-check tolerances by check name (``"success_rate"``, ``"pass^k"``, a
-            metric's name), overriding ``tolerance``.
-        metrics: Gate the metrics both runs scored (default ``True``).
-        n_resamples: Bootstrap replicates for the metric checks.
-        seed: Bootstrap seed (the gate is deterministic for a given seed).
-
-    Raises:
-        GateRefusedError: an empty run or baseline, or incomparable provenance.
-    """
-    cur = _as_summary(current, "current")
-    base = _as_summary(baseline, "baseline")
+def _check_arguments(
+    tolerance: float, confidence: float, tolerances: Mapping[str, float] | None
+) -> dict[str, float]:
     if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
         raise TypeError(f"tolerance must be a number >= 0, got {tolerance!r}")
     if not tolerance >= 0 or math.isinf(tolerance):
@@ -379,6 +404,21 @@ def agent_regression_gate(
     for name, t in tols.items():
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0:
             raise ValueError(f"tolerances[{name!r}] must be a number >= 0, got {t!r}")
+    return {name: float(t) for name, t in tols.items()}
+
+
+def _refuse(cur: RunSummary, base: RunSummary, allow_unscored: bool, warnings: list[str]) -> None:
+    for label, s in (("baseline", base), ("current run", cur)):
+        if s.unscored is None or s.unscored.n == 0:
+            continue
+        if not allow_unscored or s.is_empty:
+            raise GateRefusedError(
+                f"the {label} has {s.unscored}. A gate over the scored samples alone could pass "
+                "a run that failed to score; fix the scoring (or name the scorer that decides "
+                "success: --success-scorer), or gate the scored samples only with "
+                "allow_unscored=True (ek-agents gate --allow-unscored)"
+            )
+        warnings.append(f"{label}: {s.unscored}; gated on the scored samples only")
     if base.is_empty:
         raise GateRefusedError(
             "the baseline has no trial: with no data every bound is maximally uncertain, so an "
@@ -397,147 +437,266 @@ def agent_regression_gate(
             f"the runs are not comparable: {what}. A different simulator, suite version or "
             "scaffold is a different experiment; re-baseline instead"
         )
-    warnings: list[str] = []
-    checks: list[GateCheck] = []
-    cur_counts = {t: nc for t, nc in cur.counts.items() if nc[0] > 0}
-    base_counts = {t: nc for t, nc in base.counts.items() if nc[0] > 0}
-    shared: list[str] | None = None
-    if stratified:
-        shared = sorted(set(cur_counts) & set(base_counts))
-        only_c = sorted(set(cur_counts) - set(base_counts))
-        only_b = sorted(set(base_counts) - set(cur_counts))
-        if only_c or only_b:
-            warnings.append(
-                f"stratified: {len(only_c)} task(s) only in current and {len(only_b)} only in the "
-                f"baseline are left out (e.g. {(only_c + only_b)[:5]})"
-            )
-        if len(shared) < 2:
-            raise GateRefusedError(
-                f"stratified comparison needs at least 2 tasks both runs ran, got {len(shared)}"
-            )
 
-    def tol_for(name: str) -> float:
-        return float(tols.get(name, tolerance))
 
-    # 1. success rate
-    nc_, cc_ = sum(n for n, _ in cur_counts.values()), sum(c for _, c in cur_counts.values())
-    nb_, cb_ = sum(n for n, _ in base_counts.values()), sum(c for _, c in base_counts.values())
-    if shared is None:
-        iv = newcombe_difference(cc_, nc_, cb_, nb_, confidence)
-        cur_v, base_v = cc_ / nc_, cb_ / nb_
+def _shared_tasks(
+    cur_counts: Mapping[str, tuple[int, int]],
+    base_counts: Mapping[str, tuple[int, int]],
+    warnings: list[str],
+) -> list[str]:
+    shared = sorted(set(cur_counts) & set(base_counts))
+    only_c = sorted(set(cur_counts) - set(base_counts))
+    only_b = sorted(set(base_counts) - set(cur_counts))
+    if only_c or only_b:
+        warnings.append(
+            f"stratified: {len(only_c)} task(s) only in current and {len(only_b)} only in the "
+            f"baseline are left out (e.g. {(only_c + only_b)[:5]})"
+        )
+    if len(shared) < 2:
+        raise GateRefusedError(
+            f"stratified comparison needs at least 2 tasks both runs ran, got {len(shared)}"
+        )
+    return shared
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """What every check of one gate call shares."""
+
+    cur: Mapping[str, tuple[int, int]]
+    base: Mapping[str, tuple[int, int]]
+    shared: list[str] | None
+    confidence: float
+    tol: Callable[[str], float]
+    allowed: Callable[[str], bool]
+    warnings: list[str]
+
+    def verdict(
+        self,
+        name: str,
+        kind: str,
+        iv: Interval,
+        values: tuple[float, float],
+        hib: bool,
+        detail: Mapping[str, Any],
+    ) -> GateCheck:
+        return _verdict(
+            name,
+            kind,
+            iv,
+            values,
+            hib,
+            self.tol(name),
+            detail,
+            self.warnings,
+            self.allowed(name),
+        )
+
+
+def _success_check(g: _Setup) -> GateCheck:
+    nc_, cc_ = sum(n for n, _ in g.cur.values()), sum(c for _, c in g.cur.values())
+    nb_, cb_ = sum(n for n, _ in g.base.values()), sum(c for _, c in g.base.values())
+    if g.shared is None:
+        iv = newcombe_difference(cc_, nc_, cb_, nb_, g.confidence)
+        values = (cc_ / nc_, cb_ / nb_)
         det: dict[str, Any] = {"current": [cc_, nc_], "baseline": [cb_, nb_], "method": iv.method}
     else:
-        rc = [cur_counts[t][1] / cur_counts[t][0] for t in shared]
-        rb = [base_counts[t][1] / base_counts[t][0] for t in shared]
-        iv = paired_difference(rc, rb, confidence)
-        cur_v, base_v = sum(rc) / len(rc), sum(rb) / len(rb)
-        det = {"tasks": len(shared), "method": iv.method, "estimand": "task-weighted mean rate"}
-    checks.append(
-        _verdict(
-            "success_rate",
-            "success_rate",
-            iv,
-            cur_v,
-            base_v,
-            True,
-            tol_for("success_rate"),
-            det,
-            warnings,
+        rc = [g.cur[t][1] / g.cur[t][0] for t in g.shared]
+        rb = [g.base[t][1] / g.base[t][0] for t in g.shared]
+        iv = paired_difference(rc, rb, g.confidence)
+        values = (sum(rc) / len(rc), sum(rb) / len(rb))
+        det = {"tasks": len(g.shared), "method": iv.method, "estimand": "task-weighted mean rate"}
+    return g.verdict("success_rate", "success_rate", iv, values, True, det)
+
+
+def _pass_hat_check(g: _Setup, kk: int) -> GateCheck:
+    if g.shared is None:
+        pc = [pass_hat_k(n, c, kk) for n, c in g.cur.values()]
+        pb = [pass_hat_k(n, c, kk) for n, c in g.base.values()]
+        iv = difference_interval(pc, pb, g.confidence)
+    else:
+        pc = [pass_hat_k(*g.cur[t], kk) for t in g.shared]
+        pb = [pass_hat_k(*g.base[t], kk) for t in g.shared]
+        iv = paired_difference(pc, pb, g.confidence)
+    values = (sum(pc) / len(pc), sum(pb) / len(pb))
+    return g.verdict(f"pass^{kk}", "pass_hat_k", iv, values, True, {"k": kk, "method": iv.method})
+
+
+def _metric_check(
+    g: _Setup, name: str, mc: MetricSummary, mb: MetricSummary, n_resamples: int, seed: int
+) -> GateCheck | None:
+    if mc.higher_is_better != mb.higher_is_better:
+        raise GateRefusedError(
+            f"metric {name!r} changed direction (higher_is_better {mb.higher_is_better} "
+            f"in the baseline, {mc.higher_is_better} now): not the same metric"
         )
+    agg, exact = metric_aggregator(mc.aggregated_as)
+    sc = {t: ss for t, ss in mc.scores.items() if ss}
+    sb = {t: ss for t, ss in mb.scores.items() if ss}
+    ids = None
+    if g.shared is not None:
+        ids = [t for t in g.shared if t in sc and t in sb]
+        if len(ids) < 2:
+            g.warnings.append(f"metric {name!r}: fewer than 2 shared tasks; not compared")
+            return None
+    if not sc or not sb:
+        g.warnings.append(f"metric {name!r} has no scores in a run; not compared")
+        return None
+    iv = _bootstrap_difference(agg, sc, sb, ids, g.confidence, n_resamples, seed)
+    cv = agg([s for t in (ids or sc) for s in sc[t]])
+    bv = agg([s for t in (ids or sb) for s in sb[t]])
+    if not exact:
+        g.warnings.append(
+            f"metric {name!r} is not registered: the mean of its per-trial values was "
+            "gated instead of its own aggregate"
+        )
+    det = {"method": iv.method, "exact_aggregate": exact}
+    return g.verdict(name, "metric", iv, (cv, bv), mc.higher_is_better, det)
+
+
+def _metric_checks(
+    g: _Setup, cur: RunSummary, base: RunSummary, n_resamples: int, seed: int
+) -> list[GateCheck]:
+    out = []
+    for name in sorted(set(cur.metrics) | set(base.metrics)):
+        if name not in cur.metrics or name not in base.metrics:
+            g.warnings.append(f"metric {name!r} is in only one run; not compared")
+            continue
+        c = _metric_check(g, name, cur.metrics[name], base.metrics[name], n_resamples, seed)
+        if c is not None:
+            out.append(c)
+    return out
+
+
+def _reason(checks: Sequence[GateCheck]) -> str:
+    regressions = [c.name for c in checks if c.regression]
+    undefined = [c.name for c in checks if c.failed and not c.regression]
+    parts = []
+    if regressions:
+        parts.append(f"regression in {regressions}")
+    if undefined:
+        parts.append(
+            f"undefined change in {undefined} (cannot show it did not regress; "
+            "allow_undefined / --allow-undefined CHECK to accept)"
+        )
+    if parts:
+        return "; ".join(parts)
+    under = [c.name for c in checks if c.verdict == "underpowered"]
+    return f"no regression in {len(checks)} check(s)" + (
+        f" (underpowered: {under})" if under else ""
     )
 
-    # 2. pass^k
+
+def agent_regression_gate(
+    current: Any,
+    baseline: Any,
+    *,
+    tolerance: float = 0.0,
+    confidence: float = 0.95,
+    stratified: bool = False,
+    k: int | None = None,
+    tolerances: Mapping[str, float] | None = None,
+    metrics: bool = True,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    allow_undefined: bool | Iterable[str] = False,
+    allow_unscored: bool = False,
+    success_scorer: str | None = None,
+) -> GateResult:
+    """Is ``current`` a statistically supported regression from ``baseline``?
+
+    See the module docstring for the tests, the stratified variant and its assumption.
+
+    Args:
+        current: A :class:`~ek.agents.harness.SuiteResult`, a
+            :class:`~ek.agents.summary.RunSummary`, or a path (store, baseline, Inspect log).
+        baseline: The same kinds (usually :func:`~ek.agents.harness.load_agent_baseline`).
+        tolerance: The allowed worsening, in each quantity's own units (>= 0).
+        confidence: Two-sided coverage of every interval.
+        stratified: Use the paired, task-stratified tests on the shared tasks.
+        k: The pass^k to check (default: the largest k both runs support; none below 2).
+        tolerances: Per-check tolerances by check name (``"success_rate"``, ``"pass^k"``, a
+            metric's name), overriding ``tolerance``.
+        metrics: Gate the metrics both runs scored (default ``True``).
+        n_resamples: Bootstrap replicates for the metric checks.
+        seed: Bootstrap seed (the gate is deterministic for a given seed).
+        allow_undefined: Check names whose change may be undefined (NaN: an unknown cost,
+            ``inf - inf`` when neither run has a success) without failing the gate, or
+            ``True`` for every check. By default an undefined check **fails** the gate, as a
+            NaN does in the scalar :func:`ek.harness.regression_gate`.
+        allow_unscored: Gate runs that have unscored samples on their scored samples only
+            (with a warning). By default such a run is refused.
+        success_scorer: For a run given as an Inspect log path, the scorer that decides
+            success (see :func:`~ek.agents.runs.load_run`).
+
+    Raises:
+        GateRefusedError: an empty run or baseline, a run with unscored samples (unless
+            allowed), or incomparable provenance.
+
+    Example:
+        >>> from ek.agents.base import RunProvenance
+        >>> from ek.agents.summary import MetricSummary, RunSummary
+        >>> run = RunProvenance(agent="bot", suite_version="v1")
+        >>> nan = Score(float("nan"), {"dollars": None, "successes": 1, "n": 1,
+        ...                            "higher_is_better": False})
+        >>> m = MetricSummary("cost_per_success", False, float("nan"), {"t": (nan,)})
+        >>> s = RunSummary(run, k=1, counts={"t": (1, 1)}, metrics={"cost_per_success": m})
+        >>> g = agent_regression_gate(s, s)
+        >>> g.passed, g.checks[-1].verdict, g.checks[-1].failed
+        (False, 'undefined', True)
+        >>> agent_regression_gate(s, s, allow_undefined=["cost_per_success"]).passed
+        True
+    """
+    cur = _as_summary(current, "current", success_scorer)
+    base = _as_summary(baseline, "baseline", success_scorer)
+    tols = _check_arguments(tolerance, confidence, tolerances)
+    policy = undefined_policy(allow_undefined)
+    warnings: list[str] = []
+    _refuse(cur, base, allow_unscored, warnings)
+    cur_counts = {t: nc for t, nc in cur.counts.items() if nc[0] > 0}
+    base_counts = {t: nc for t, nc in base.counts.items() if nc[0] > 0}
+    shared = _shared_tasks(cur_counts, base_counts, warnings) if stratified else None
+    g = _Setup(
+        cur_counts,
+        base_counts,
+        shared,
+        float(confidence),
+        lambda name: float(tols.get(name, tolerance)),
+        _allow_set(policy),
+        warnings,
+    )
+    checks = [_success_check(g)]
     min_n = min(n for n, _ in (*cur_counts.values(), *base_counts.values()))
     kk = min(cur.k, base.k, min_n) if k is None else int(k)
     if k is not None and kk > min_n:
         raise ValueError(f"k={k} exceeds the smallest per-task trial count {min_n} of the two runs")
     if kk >= 2:
-        name = f"pass^{kk}"
-        if shared is None:
-            pc = [pass_hat_k(n, c, kk) for n, c in cur_counts.values()]
-            pb = [pass_hat_k(n, c, kk) for n, c in base_counts.values()]
-            iv = difference_interval(pc, pb, confidence)
-        else:
-            pc = [pass_hat_k(*cur_counts[t], kk) for t in shared]
-            pb = [pass_hat_k(*base_counts[t], kk) for t in shared]
-            iv = paired_difference(pc, pb, confidence)
-        checks.append(
-            _verdict(
-                name,
-                "pass_hat_k",
-                iv,
-                sum(pc) / len(pc),
-                sum(pb) / len(pb),
-                True,
-                tol_for(name),
-                {"k": kk, "method": iv.method},
-                warnings,
-            )
-        )
+        checks.append(_pass_hat_check(g, kk))
     else:
         warnings.append("pass^k not checked: a run has fewer than 2 trials per task")
-
-    # 3. metrics
     if metrics:
-        for name in sorted(set(cur.metrics) | set(base.metrics)):
-            if name not in cur.metrics or name not in base.metrics:
-                warnings.append(f"metric {name!r} is in only one run; not compared")
-                continue
-            mc, mb = cur.metrics[name], base.metrics[name]
-            if mc.higher_is_better != mb.higher_is_better:
-                raise GateRefusedError(
-                    f"metric {name!r} changed direction (higher_is_better {mb.higher_is_better} "
-                    f"in the baseline, {mc.higher_is_better} now): not the same metric"
-                )
-            agg, exact = metric_aggregator(name)
-            sc = {t: ss for t, ss in mc.scores.items() if ss}
-            sb = {t: ss for t, ss in mb.scores.items() if ss}
-            ids = None
-            if shared is not None:
-                ids = [t for t in shared if t in sc and t in sb]
-                if len(ids) < 2:
-                    warnings.append(f"metric {name!r}: fewer than 2 shared tasks; not compared")
-                    continue
-            if not sc or not sb:
-                warnings.append(f"metric {name!r} has no scores in a run; not compared")
-                continue
-            iv = _bootstrap_difference(agg, sc, sb, ids, confidence, n_resamples, seed)
-            use = ids if ids is not None else None
-            cv = agg([s for t in (use or sc) for s in sc[t]])
-            bv = agg([s for t in (use or sb) for s in sb[t]])
-            det = {"method": iv.method, "exact_aggregate": exact}
-            if not exact:
-                warnings.append(
-                    f"metric {name!r} is not registered: the mean of its per-trial values was "
-                    "gated instead of its own aggregate"
-                )
-            checks.append(
-                _verdict(
-                    name, "metric", iv, cv, bv, mc.higher_is_better, tol_for(name), det, warnings
-                )
-            )
-
-    regressions = [c.name for c in checks if c.regression]
-    passed = not regressions
-    if regressions:
-        reason = f"regression in {regressions}"
-    else:
-        under = [c.name for c in checks if c.verdict == "underpowered"]
-        reason = f"no regression in {len(checks)} check(s)" + (
-            f" (underpowered: {under})" if under else ""
-        )
+        checks.extend(_metric_checks(g, cur, base, n_resamples, seed))
+    if not isinstance(policy, bool):
+        unknown = sorted(policy - {c.name for c in checks})
+        if unknown:
+            warnings.append(f"allow_undefined names no check of this gate: {unknown}")
     return GateResult(
-        passed=passed,
+        passed=not any(c.failed for c in checks),
         checks=tuple(checks),
         warnings=tuple(warnings),
-        reason=reason,
+        reason=_reason(checks),
         tolerance=float(tolerance),
         confidence=float(confidence),
         stratified=stratified,
-        current=MappingProxyType(
-            {"run": cur.run.to_dict(), "n_trials": cur.n_trials, "source": cur.source}
-        ),
-        baseline=MappingProxyType(
-            {"run": base.run.to_dict(), "n_trials": base.n_trials, "source": base.source}
-        ),
+        current=MappingProxyType(_side(cur)),
+        baseline=MappingProxyType(_side(base)),
     )
+
+
+def _side(s: RunSummary) -> dict[str, Any]:
+    return {
+        "run": s.run.to_dict(),
+        "n_trials": s.n_trials,
+        "source": s.source,
+        "unscored": s.unscored.to_dict() if s.unscored is not None else None,
+    }

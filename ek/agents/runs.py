@@ -4,9 +4,14 @@
   from the checker's verdicts, the episodes, and every metric's scores;
 * a **baseline** (:func:`ek.agents.harness.save_agent_baseline`): the persisted summary
   (counts, slices, metric scores, the cost report priced when it was saved; no episodes);
-* an **Inspect AI log** (``.eval``, or ``.json`` with top-level ``eval`` and ``samples``):
-  converted by ``ek.agents.bridge.episodes_from_inspect_log`` (imported only then), whose
-  episodes carry the recorded success and ``trial = epoch - 1``.
+* an **Inspect AI log** (``.eval``, or ``.json`` with top-level ``eval`` and ``samples``): read
+  by ``ek.agents.bridge.read_inspect_log`` (imported only then). Each epoch is a trial
+  (``trial = epoch - 1``) whose success is the ek scorer's verdict, or the value of the scorer
+  named by ``success_scorer`` (e.g. Inspect's ``"match"``); every ek metric an ek scorer
+  recorded in the samples' score metadata (tool calls, trajectory, Cost-of-Pass, ...) becomes a
+  metric with its own ratio-of-sums aggregate over those recorded sums, exactly as from a store.
+  Samples nothing scored are left out of the counts and counted in
+  :attr:`~ek.agents.summary.RunSummary.unscored` (a missing verdict is not a failure).
 
 Example:
     >>> import os, tempfile
@@ -24,7 +29,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from ek.base import Score
 from ek.harness import from_json_safe, metric_direction
@@ -32,7 +36,7 @@ from ek.harness import from_json_safe, metric_direction
 from .base import Episode, RunProvenance
 from .cost import cost_report
 from .store import StoreError, read_store
-from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, metric_aggregator
+from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored, metric_aggregator
 
 __all__ = ["RunLoadError", "load_run", "summary_from_episodes"]
 
@@ -46,17 +50,24 @@ def _first_line(path: str) -> bytes:
         return fh.readline(1 << 20)
 
 
-def load_run(path: str | os.PathLike[str]) -> RunSummary:
+def load_run(path: str | os.PathLike[str], *, success_scorer: str | None = None) -> RunSummary:
     """Read a store, a baseline or an Inspect log into a :class:`~ek.agents.summary.RunSummary`.
 
+    Args:
+        path: The file.
+        success_scorer: For an Inspect log, the scorer whose value decides success (``"name"``
+            or ``"name:key"``; e.g. ``"match"``); default: the ek scorer's verdict. A store or
+            a baseline already holds its verdicts, and ignores it.
+
     Raises:
-        RunLoadError: the file is none of these (or is corrupt); ``OSError`` when unreadable.
+        RunLoadError: the file is none of these (or is corrupt, or truncated); ``OSError`` when
+            unreadable.
     """
     p = os.fspath(path)
     if not os.path.exists(p):
         raise FileNotFoundError(f"{p}: no such file")
     if p.endswith(".eval"):
-        return _from_inspect(p)
+        return _from_inspect(p, success_scorer)
     head = _first_line(p).strip()
     try:
         first = json.loads(head) if head else None
@@ -77,7 +88,7 @@ def load_run(path: str | os.PathLike[str]) -> RunSummary:
         except (TypeError, ValueError, KeyError) as e:
             raise RunLoadError(f"{p}: corrupt ek-agents baseline: {e}") from None
     if isinstance(data, dict) and "eval" in data and "samples" in data:
-        return _from_inspect(p)
+        return _from_inspect(p, success_scorer)
     kind = f"format {data.get('format')!r}" if isinstance(data, dict) else type(data).__name__
     raise RunLoadError(
         f"{p}: expected an ek trial store, an ek-agents baseline (format {SUMMARY_FORMAT!r}) or an "
@@ -86,15 +97,20 @@ def load_run(path: str | os.PathLike[str]) -> RunSummary:
 
 
 def _metrics(
-    names: Iterable[str], per_task: Mapping[str, Mapping[str, list[Score]]]
+    names: Iterable[str],
+    per_task: Mapping[str, Mapping[str, list[Score]]],
+    aggregated_as: Mapping[str, str] | None = None,
 ) -> dict[str, MetricSummary]:
     out = {}
     for name in names:
         scores = per_task[name]
         flat = [s for ss in scores.values() for s in ss]
-        agg, _ = metric_aggregator(name)
-        hib = metric_direction(name, flat[0].detail if flat else None)
-        out[name] = MetricSummary(name, hib, agg(flat), {t: tuple(v) for t, v in scores.items()})
+        metric = (aggregated_as or {}).get(name)
+        agg, _ = metric_aggregator(metric or name)
+        hib = metric_direction(metric or name, flat[0].detail if flat else None)
+        out[name] = MetricSummary(
+            name, hib, agg(flat), {t: tuple(v) for t, v in scores.items()}, metric=metric
+        )
     return out
 
 
@@ -150,50 +166,92 @@ def summary_from_episodes(
 ) -> RunSummary:
     """A summary of episodes that already carry their verdict (``success``), e.g. from Inspect.
 
-    ``k`` is the largest per-task trial count.
-
-    Raises:
-        RunLoadError: an episode has no recorded success (a missing verdict is not a failure).
+    ``k`` is the largest per-task trial count. An episode with no recorded success (``None``)
+    is not counted (a missing verdict is not a failure): it is reported in
+    :attr:`~ek.agents.summary.RunSummary.unscored`.
 
     Example:
         >>> s = summary_from_episodes([Episode("a", success=True), Episode("a", trial=1, success=False)])
-        >>> dict(s.counts), s.k
-        ({'a': (2, 1)}, 2)
+        >>> dict(s.counts), s.k, s.unscored
+        ({'a': (2, 1)}, 2, None)
+        >>> print(summary_from_episodes([Episode("a", success=True), Episode("b")]).unscored)
+        1 of 2 samples unscored: episode 'b' trial 0 has no recorded success
     """
     eps = list(episodes)
+    why = [
+        f"episode {ep.task_id!r} trial {ep.trial} has no recorded success"
+        for ep in eps
+        if ep.success is None
+    ]
+    return _summarize(eps, why, len(eps), run=run, source=source)
+
+
+def _summarize(
+    episodes: list[Episode],
+    unscored: list[str],
+    n_samples: int,
+    *,
+    run: RunProvenance | None,
+    source: str | None,
+    metrics: Mapping[str, MetricSummary] | None = None,
+) -> RunSummary:
     counts: dict[str, list[int]] = {}
-    oks = []
-    for ep in eps:
+    eps, oks = [], []
+    for ep in episodes:
         if ep.success is None:
-            raise RunLoadError(
-                f"episode {ep.task_id!r} trial {ep.trial} has no recorded success; cannot count it"
-            )
+            continue
         c = counts.setdefault(ep.task_id, [0, 0])
         c[0] += 1
         c[1] += ep.success
+        eps.append(ep)
         oks.append(ep.success)
     if run is None:
-        run = next((ep.run for ep in eps if ep.run is not None), None) or RunProvenance()
+        run = next((ep.run for ep in episodes if ep.run is not None), None) or RunProvenance()
     return RunSummary(
         run=run,
         k=max((n for n, _ in counts.values()), default=1),
         counts={t: (n, c) for t, (n, c) in counts.items()},
+        metrics=metrics or {},
         cost=cost_report(eps, successes=oks).to_dict(),
         source=source,
         episodes=tuple(eps),
         verdicts=tuple(oks),
+        unscored=Unscored(len(unscored), n_samples, unscored[0]) if unscored else None,
     )
 
 
-def _from_inspect(p: str) -> RunSummary:
+def _metric_names(keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """``(scorer, metric)`` -> the name in the report: the metric's own name, or
+    ``"scorer:metric"`` when more than one scorer recorded that metric."""
+    keys = sorted(set(keys))
+    by_metric: dict[str, int] = {}
+    for _, m in keys:
+        by_metric[m] = by_metric.get(m, 0) + 1
+    return {(sc, m): (m if by_metric[m] == 1 else f"{sc}:{m}") for sc, m in keys}
+
+
+def _from_inspect(p: str, success_scorer: str | None = None) -> RunSummary:
     try:
-        from . import bridge
-    except ImportError as e:  # pragma: no cover - depends on what is installed
-        raise RunLoadError(f"{p}: reading Inspect logs needs ek.agents.bridge ({e})") from None
-    fn: Any = getattr(bridge, "episodes_from_inspect_log", None)
-    if fn is None:
-        raise RunLoadError(
-            f"{p}: reading Inspect logs needs ek.agents.bridge.episodes_from_inspect_log, "
-            "which this installation does not have"
-        )
-    return summary_from_episodes(fn(p), source=p)
+        from .bridge import read_inspect_log
+
+        eps: list[Episode] = []
+        why: list[str] = []
+        per: dict[tuple[str, str], dict[str, list[Score]]] = {}
+        for rec in read_inspect_log(p, success_from=success_scorer):
+            eps.append(rec.episode)
+            if rec.unscored is not None:
+                why.append(rec.unscored)
+            if rec.episode.success is None:
+                continue
+            for key, score in rec.scores.items():
+                per.setdefault(key, {}).setdefault(rec.episode.task_id, []).append(score)
+    except ImportError as e:
+        raise RunLoadError(f"{p}: {e}") from None
+    except (KeyError, TypeError, ValueError) as e:
+        msg = str(e) if p in str(e) else f"{p}: not a readable Inspect log: {e}"
+        raise RunLoadError(msg) from None
+    names = _metric_names(per)
+    per_task = {names[key]: v for key, v in per.items()}
+    aggregated_as = {names[key]: key[1] for key in per if names[key] != key[1]}
+    metrics = _metrics(sorted(per_task), per_task, aggregated_as)
+    return _summarize(eps, why, len(eps), run=None, source=p, metrics=metrics)

@@ -29,7 +29,7 @@ from ek.harness import from_json_safe, to_json_safe
 
 from .base import Episode, RunProvenance
 
-__all__ = ["SUMMARY_FORMAT", "MetricSummary", "RunSummary", "metric_aggregator"]
+__all__ = ["SUMMARY_FORMAT", "MetricSummary", "RunSummary", "Unscored", "metric_aggregator"]
 
 #: The ``format`` marker of a saved agent baseline.
 SUMMARY_FORMAT = "ek-agents/baseline"
@@ -79,17 +79,25 @@ class MetricSummary:
     """One metric over a run: its direction, its corpus aggregate and its scores per task.
 
     ``higher_is_better`` is read from the scores' ``detail["higher_is_better"]`` first (see
-    :func:`ek.harness.metric_direction`).
+    :func:`ek.harness.metric_direction`). ``metric`` names the registered ek metric whose
+    ``aggregate`` applies when it differs from ``name`` (an Inspect log scored by two scorers
+    that both recorded ``tool_calls`` gives ``"scorer_a:tool_calls"`` and
+    ``"scorer_b:tool_calls"``, both aggregated as ``tool_calls``); ``None`` means ``name``.
     """
 
     name: str
     higher_is_better: bool
     value: float
     scores: Mapping[str, tuple[Score, ...]]
+    metric: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"MetricSummary.name must be a non-empty str, got {self.name!r}")
+        if self.metric is not None and (not isinstance(self.metric, str) or not self.metric):
+            raise ValueError(
+                f"MetricSummary.metric must be a non-empty str or None, got {self.metric!r}"
+            )
         if not isinstance(self.higher_is_better, bool):
             raise TypeError(
                 f"MetricSummary.higher_is_better must be a bool, got {self.higher_is_better!r}"
@@ -107,6 +115,7 @@ class MetricSummary:
         )
         return (
             self.name == other.name
+            and self.aggregated_as == other.aggregated_as
             and self.higher_is_better == other.higher_is_better
             and same_value
             and to_json_safe(self._scores_dict()) == to_json_safe(other._scores_dict())
@@ -114,21 +123,25 @@ class MetricSummary:
 
     __hash__ = None  # type: ignore[assignment]
 
+    @property
+    def aggregated_as(self) -> str:
+        """The registered metric name whose aggregate applies (``metric``, else ``name``)."""
+        return self.metric or self.name
+
     def _scores_dict(self) -> dict[str, list[dict[str, Any]]]:
         return {t: [s.to_dict() for s in ss] for t, ss in self.scores.items()}
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (non-finite floats tagged)."""
-        return dict(
-            to_json_safe(
-                {
-                    "name": self.name,
-                    "higher_is_better": self.higher_is_better,
-                    "value": self.value,
-                    "scores": self._scores_dict(),
-                }
-            )
-        )
+        d: dict[str, Any] = {
+            "name": self.name,
+            "higher_is_better": self.higher_is_better,
+            "value": self.value,
+            "scores": self._scores_dict(),
+        }
+        if self.metric is not None:
+            d["metric"] = self.metric
+        return dict(to_json_safe(d))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MetricSummary:
@@ -145,7 +158,50 @@ class MetricSummary:
                 t: tuple(_score_from(x, f"metric {d['name']!r} task {t!r}") for x in ss)
                 for t, ss in scores.items()
             },
+            metric=d.get("metric"),
         )
+
+
+@dataclass(frozen=True)
+class Unscored:
+    """Samples a run read but could not score: how many, of how many, and the first reason.
+
+    A sample is unscored when nothing decided its success (no scorer verdict, a NaN value, a
+    scorer that failed) or when an ek metric failed on it. Its trial is left out of the counts
+    (a missing verdict is not a failure), so every report shows this and the gate refuses such
+    a run unless told otherwise (``allow_unscored``).
+
+    Example:
+        >>> str(Unscored(3, 30, "scorer 'match' did not score it"))
+        "3 of 30 samples unscored: scorer 'match' did not score it"
+    """
+
+    n: int
+    of: int
+    reason: str
+
+    def __post_init__(self) -> None:
+        for label, v in (("n", self.n), ("of", self.of)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"Unscored.{label} must be an int >= 0, got {v!r}")
+        if self.n > self.of:
+            raise ValueError(f"Unscored.n={self.n} exceeds the samples read, of={self.of}")
+        if not isinstance(self.reason, str):
+            raise TypeError(f"Unscored.reason must be a str, got {type(self.reason).__name__}")
+
+    def __str__(self) -> str:
+        return f"{self.n} of {self.of} samples unscored: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"n", "of", "reason"}``."""
+        return {"n": self.n, "of": self.of, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Unscored:
+        """Inverse of :meth:`to_dict`."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"expected an unscored record {{n, of, reason}}, got {data!r:.100}")
+        return cls(data["n"], data["of"], str(data.get("reason") or ""))
 
 
 def _counts(value: Any) -> dict[str, tuple[int, int]]:
@@ -185,6 +241,7 @@ class RunSummary:
         episodes: The episodes, when the source has them (a store, an Inspect log); not saved
             in a baseline.
         verdicts: The checker's verdict for each episode (aligned with ``episodes``).
+        unscored: The samples read but not scored (left out of ``counts``), or ``None``.
     """
 
     run: RunProvenance
@@ -196,6 +253,7 @@ class RunSummary:
     source: str | None = field(default=None, compare=False)
     episodes: tuple[Episode, ...] | None = field(default=None, compare=False, repr=False)
     verdicts: tuple[bool, ...] | None = field(default=None, compare=False, repr=False)
+    unscored: Unscored | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, RunProvenance):
@@ -227,6 +285,10 @@ class RunSummary:
             object.__setattr__(self, "verdicts", tuple(bool(v) for v in self.verdicts))
             if self.episodes is None or len(self.verdicts) != len(self.episodes):
                 raise ValueError("RunSummary.verdicts must align one-to-one with episodes")
+        if self.unscored is not None and not isinstance(self.unscored, Unscored):
+            raise TypeError(
+                f"RunSummary.unscored must be an Unscored or None, got {type(self.unscored).__name__}"
+            )
 
     @property
     def n_tasks(self) -> int:
@@ -242,6 +304,11 @@ class RunSummary:
     def n_successes(self) -> int:
         """Successful trials over all tasks."""
         return sum(c for _, c in self.counts.values())
+
+    @property
+    def n_unscored(self) -> int:
+        """Samples read but not scored (0 when every sample was scored)."""
+        return self.unscored.n if self.unscored is not None else 0
 
     @property
     def is_empty(self) -> bool:
@@ -265,6 +332,7 @@ class RunSummary:
             "slices": {s: list(ids) for s, ids in self.slices.items()},
             "metrics": {name: m.to_dict() for name, m in self.metrics.items()},
             "cost": to_json_safe(self.cost) if self.cost is not None else None,
+            "unscored": self.unscored.to_dict() if self.unscored is not None else None,
         }
 
     @classmethod
@@ -296,4 +364,5 @@ class RunSummary:
             },
             cost=from_json_safe(data["cost"]) if data.get("cost") is not None else None,
             source=source,
+            unscored=Unscored.from_dict(data["unscored"]) if data.get("unscored") else None,
         )
