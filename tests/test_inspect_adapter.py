@@ -70,6 +70,36 @@ def test_reducer_skips_unscored_epochs_and_is_nan_below_k() -> None:
         eki.pass_hat(0)
 
 
+def test_reduced_ek_metric_keys_are_their_own_ratio_of_sums() -> None:
+    def cop(success: bool, dollars: float, tp: float, fp: float) -> Score:
+        s = _ek_score(success, dollars, tp=tp, fp=fp)
+        rec = s.metadata["ek"]
+        rec["scores"]["cost_per_success"] = {
+            "value": dollars,
+            "detail": {"dollars": dollars, "successes": int(success), "n": 1},
+        }
+        return Score(value={**s.value, "cost_per_success": dollars}, metadata={"ek": rec})
+
+    # 3 attempts at $0.007, one success: Cost-of-Pass = 0.021 / 1 (the mean would be 0.007).
+    # tool_calls: (tp, fp) = (2, 0), (0, 2), (0, 0) -> micro-F1 = 2*2 / (2*2 + 2 + 0) = 2/3
+    # (the mean of the per-epoch F1s would be (1 + 0 + value of 0/0) / 3)
+    r = eki.pass_hat(1)([cop(True, 0.007, 2, 0), cop(False, 0.007, 0, 2), cop(False, 0.007, 0, 0)])
+    assert math.isclose(r.value["cost_per_success"], 0.021, rel_tol=1e-12)
+    assert math.isclose(r.value["tool_calls"], 2 / 3, rel_tol=1e-12)
+    assert math.isclose(r.value["dollars"], 0.007, rel_tol=1e-12)  # dollars per attempt
+    assert math.isclose(r.value["success"], 1 / 3)  # pass^1 = c / n
+    # no success: inf per success, written as strict JSON in the record
+    r0 = eki.pass_hat(1)([cop(False, 0.007, 0, 0)])
+    assert r0.value["cost_per_success"] == math.inf
+    assert r0.metadata["ek"]["scores"]["cost_per_success"]["value"] == "Infinity"
+
+
+def test_too_few_epochs_for_k_is_explained() -> None:
+    r = eki.pass_hat(5)([_ek_score(True, 1.0), _ek_score(True, 1.0)])
+    assert math.isnan(r.value["success"])
+    assert "needs at least k=5 epochs, but the evaluation ran 2" in (r.explanation or "")
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(["C", "I"]), min_size=1, max_size=8), st.integers(1, 4))
 def test_scalar_values_agree_with_inspect_builtins(values: list[str], k: int) -> None:
@@ -114,6 +144,11 @@ def test_names_resolve_through_the_inspect_registry() -> None:
 
     s = registry_create("scorer", "ek/tool_calls", check="final_state")
     assert registry_info(s).name == "ek/tool_calls"
+    # the bare name Inspect records in a log (``log.eval.scorers``) resolves too, with the
+    # same scorer behind it (so ``inspect score LOG`` needs no --scorer)
+    bare = registry_create("scorer", "tool_calls", check="final_state")
+    assert registry_info(bare).name == "tool_calls"
+    assert registry_info(bare).metadata["metrics"] == registry_info(s).metadata["metrics"]
     [r] = create_reducers("ek/pass_hat_3")  # the _3 suffix is k
     assert registry_info(r).name == "ek/pass_hat"
     assert set(eki._registry.REGISTERED) >= {"ek/ek_scorer", "ek/pass_hat", "ek/micro_f1"}
@@ -149,7 +184,9 @@ def test_bad_scorer_arguments_fail_at_construction() -> None:
         eki.task_success(price=3)
     with pytest.raises(TypeError, match="unexpected keyword"):
         eki.ek_scorer("tool_calls", nonsense=1)
-    with pytest.raises(ValueError, match="rebuilt from an Inspect log"):
+    with pytest.raises(TypeError, match=r"price\['output'\] must be a number"):
+        eki.task_success(price={"input": "1e-6", "output": "one cent"})
+    with pytest.raises(TypeError, match="rebuilt from an Inspect log"):
         eki.ek_scorer(metrics=[None])
 
 

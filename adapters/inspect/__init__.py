@@ -12,6 +12,24 @@ reducers                 ``ek/pass_hat`` (pass^k) and ``ek/pass_at`` (pass@k); `
 reverse converters       :func:`episode_to_messages`, :func:`to_inspect_sample`
 =======================  =====================================================================
 
+**Gold calls in Inspect.** The ``tool_calls`` and ``trajectory`` scorers read the expected
+calls from the sample metadata: ``metadata["ek_task"]`` (a :class:`~ek.agents.base.TaskSpec`
+dict, :func:`to_inspect_sample`) when present, else ``metadata["gold_calls"]`` (``gold=`` picks
+another key). ``gold_calls`` is a **list** of calls, each in any of these shapes (read by
+:func:`ek.agents.toolcalls.normalize_calls`, the same reader every ek path uses)::
+
+    {"function": "refund", "arguments": {"order_id": "A1"}}     # Inspect ToolCall (or the object)
+    {"tool": "refund", "args": {"order_id": "A1"}}              # ek Step
+    {"type": "function", "function": {"name": "refund", "arguments": '{"order_id": "A1"}'}}
+    {"name": "refund", "input": {...}}  {"name": "refund", "args": {...}}  {"refund": {...}}
+
+Arguments may be a mapping or a JSON object string. Any other shape leaves the sample unscored
+(``reason="scoring_failed"``) with the accepted shapes listed, never a silent NaN.
+
+**Re-scoring.** ``inspect score LOG`` with no ``--scorer`` re-creates the scorers the log
+recorded: Inspect records them by their bare name (``tool_calls``), so the ek scorers are also
+registered under it (unless something else already holds that name).
+
 Importing this package without ``inspect_ai`` raises ``ImportError`` naming
 ``pip install ek-agents[inspect]``.
 """

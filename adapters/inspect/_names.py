@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+from typing import Any
 
-__all__ = ["NAMESPACE", "qualified", "unqualified"]
+__all__ = ["NAMESPACE", "qualified", "register_bare_alias", "unqualified"]
 
 NAMESPACE = "ek"
 
@@ -35,3 +37,28 @@ def qualified(name: str) -> str:
 def unqualified(name: str) -> str:
     """``"ek/x"`` -> ``"x"`` (sample score keys use the unqualified name)."""
     return name.split("/", 1)[1] if name.startswith(f"{NAMESPACE}/") else name
+
+
+def register_bare_alias(factory: Any) -> None:
+    """Also register a scorer factory under its bare name (``"ek/tool_calls"`` -> ``"tool_calls"``).
+
+    Inspect records a scorer in the log (``log.eval.scorers``) and keys its sample scores by the
+    name *without* the package prefix, and ``inspect score LOG`` (no ``--scorer``) looks that
+    bare name up, which never reaches the ``ek/`` namespace. The alias makes the recorded name
+    resolve, so a re-score of an ek-scored log needs no flags. A name that is already taken
+    (an Inspect built-in, or a scorer registered earlier under that bare name) is left alone.
+    """
+    try:
+        from inspect_ai._util.registry import registry_add, registry_has, registry_info
+    except ImportError:  # pragma: no cover - a future Inspect that moved them: no alias
+        return
+    info = registry_info(factory)
+    bare = unqualified(info.name)
+    if bare == info.name or registry_has(info.type, bare):
+        return
+
+    @functools.wraps(factory)
+    def alias(*args: Any, **kwargs: Any) -> Any:
+        return factory(*args, **kwargs)
+
+    registry_add(alias, info.model_copy(update={"name": bare}))

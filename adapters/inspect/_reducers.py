@@ -14,27 +14,40 @@ Both come from :mod:`ek.agents.reliability` and are NaN when fewer than k epochs
 estimators, but on *every* key of a dict value independently, so ``pass_at_2`` of a ``dollars``
 key is meaningless, and they keep only the first epoch's metadata. These reducers apply the
 estimator to the ``success`` key only (or to a scalar value, ``"C"`` counting as 1), reduce
-``dollars`` and ``tokens`` to the mean per attempt and every other key to its mean over scored
-epochs, and write an ek record whose counts and numeric details are **summed** over the epochs,
-so the ratio-of-sums metrics (Cost-of-Pass, micro-F1) stay exact after reduction.
+``dollars`` and ``tokens`` to the mean per attempt, and every ek metric's key to **that
+metric's own aggregate over the sample's epochs** (a ratio of sums: the ``cost_per_success``
+of a sample is its summed dollars over its successes, ``inf`` with none; ``tool_calls`` is the
+micro-F1 of its summed counts), never a mean of per-epoch ratios. Other keys get their mean
+over scored epochs. The ek record they write has its counts and numeric details **summed**
+over the epochs, so the corpus ratio-of-sums metrics stay exact after reduction.
+
+**k larger than the epochs.** Inspect refuses ``Epochs(2, "pass_k_5")`` before the run, but
+only for its own reducers; a reducer cannot see the epoch count before the run. So when a
+sample arrives with fewer epochs than ``k`` (``Epochs(2, "ek/pass_hat_5")``), the estimate is
+NaN, the sample's explanation says why, and a warning naming the fix goes to the eval log.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from inspect_ai.scorer import Score, ScoreReducer, score_reducer
 
+from ek.adapters._shell import json_safe
 from ek.agents.reliability import pass_at_k, pass_hat_k
 
 from ._meta import EK, ek_record, num
+from ._metrics import aggregate_key
 
 __all__ = ["REDUCER_NAMES", "pass_at", "pass_hat", "reduce_epochs"]
 
 #: The registered names (use them with a ``_<k>`` suffix in ``Epochs``).
 REDUCER_NAMES = ("ek/pass_hat", "ek/pass_at")
+
+_log = logging.getLogger(__name__)
 
 _SCALE = {"c": 1.0, "i": 0.0, "p": 0.5, "n": 0.0, "yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0}
 
@@ -85,7 +98,7 @@ def _merged_record(scored: list[Score], estimate: float, label: str) -> dict[str
     for k in names:
         parts = [r["scores"][k] for r in recs if k in (r.get("scores") or {})]
         scores[k] = {
-            "value": _mean([num(p.get("value")) for p in parts]),
+            "value": json_safe(aggregate_key(recs, k)),
             "detail": _sum_details([p.get("detail") or {} for p in parts]),
         }
     succ = [r.get("success") for r in recs]
@@ -103,6 +116,52 @@ def _merged_record(scored: list[Score], estimate: float, label: str) -> dict[str
     }
 
 
+def _too_few_epochs(label: str, k: int, epochs: int) -> str:
+    """Why ``k`` > the epochs run makes the estimate NaN, and what to do."""
+    return (
+        f"{label} needs at least k={k} epochs, but the evaluation ran {epochs}: "
+        f"use Epochs({k}, ...) or more, or a k of at most {epochs}"
+    )
+
+
+def _reducer(
+    k: int, estimator: Callable[[int, int, int], float], label: str, threshold: float
+) -> ScoreReducer:
+    """The reducer behind ``ek/pass_hat`` and ``ek/pass_at``; it warns once (per reducer,
+    that is per task) when the samples have fewer epochs than ``k``."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    warned: list[int] = []
+
+    def reduce(scores: list[Score]) -> Score:
+        if len(scores) < k and not warned:
+            warned.append(len(scores))
+            why = _too_few_epochs(label, k, len(scores))
+            _log.warning("ek reducer %s is NaN on every sample: %s", label, why)
+        return reduce_epochs(scores, k, estimator, label, threshold)
+
+    return reduce
+
+
+def _reduced_value(
+    dicts: list[Mapping[str, Any]], estimate: float, record: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The reduced dict value: the estimate, mean dollars/tokens, each ek metric's aggregate."""
+    ek_scores = record.get("scores") or {}
+    value: dict[str, Any] = {}
+    for key in dicts[0]:
+        vals = [_to_float(d.get(key)) for d in dicts]
+        if key == "success":
+            value[key] = estimate
+        elif key == "dollars":  # an unknown attempt makes the mean unknown
+            value[key] = sum(vals) / len(vals)
+        elif key in ek_scores:  # the metric's own ratio of sums over the epochs
+            value[key] = num(ek_scores[key]["value"])
+        else:
+            value[key] = _mean(vals)
+    return value
+
+
 def reduce_epochs(
     scores: list[Score],
     k: int,
@@ -113,13 +172,15 @@ def reduce_epochs(
     """Reduce one sample's epoch scores with ``estimator(n, c, k)`` on its success.
 
     Unscored epochs (NaN value, or NaN ``success``) are left out of ``n``; with fewer than
-    ``k`` left, the estimate is NaN.
+    ``k`` left, the estimate is NaN. With fewer than ``k`` epochs in all, it says so (see the
+    module docstring).
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
+    short = _too_few_epochs(label, k, len(scores)) if len(scores) < k else None
     scored = [s for s in scores if not _is_nan(s.value)]
     if not scored:
-        return Score(value=math.nan, explanation=f"{label}: no scored epoch")
+        return Score(value=math.nan, explanation=short or f"{label}: no scored epoch")
     dicts: list[Mapping[str, Any]] = [s.value for s in scored if isinstance(s.value, Mapping)]
     if dicts:
         succ = [_to_float(d.get("success", math.nan)) for d in dicts]
@@ -131,19 +192,13 @@ def reduce_epochs(
     why = f"{label}: {c} of {n} scored epoch(s) succeeded" + (
         "" if n >= k else f"; undefined with fewer than k={k} scored epochs"
     )
-    meta = {EK: _merged_record(scored, estimate, label)}
+    if short is not None:
+        why = f"{why}. {short}"
+    record = _merged_record(scored, estimate, label)
+    meta = {EK: record}
     if not dicts:
         return Score(value=estimate, explanation=why, metadata=meta)
-    value: dict[str, Any] = {}
-    for key in dicts[0]:
-        vals = [_to_float(d.get(key)) for d in dicts]
-        if key == "success":
-            value[key] = estimate
-        elif key == "dollars":  # an unknown attempt makes the mean unknown
-            value[key] = sum(vals) / len(vals)
-        else:
-            value[key] = _mean(vals)
-    return Score(value=value, explanation=why, metadata=meta)
+    return Score(value=_reduced_value(dicts, estimate, record), explanation=why, metadata=meta)
 
 
 @score_reducer(name="ek/pass_hat")
@@ -154,13 +209,7 @@ def pass_hat(k: int = 1, threshold: float = 1.0) -> ScoreReducer:
         k: Attempts that must all succeed (``1 <= k <= epochs``).
         threshold: A value at or above it is a success (``"C"`` = 1.0).
     """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-
-    def reduce(scores: list[Score]) -> Score:
-        return reduce_epochs(scores, k, pass_hat_k, f"pass^{k}", threshold)
-
-    return reduce
+    return _reducer(k, pass_hat_k, f"pass^{k}", threshold)
 
 
 @score_reducer(name="ek/pass_at")
@@ -171,10 +220,4 @@ def pass_at(k: int = 1, threshold: float = 1.0) -> ScoreReducer:
         k: Attempts drawn (``1 <= k <= epochs``).
         threshold: A value at or above it is a success (``"C"`` = 1.0).
     """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
-
-    def reduce(scores: list[Score]) -> Score:
-        return reduce_epochs(scores, k, pass_at_k, f"pass@{k}", threshold)
-
-    return reduce
+    return _reducer(k, pass_at_k, f"pass@{k}", threshold)

@@ -9,14 +9,22 @@ the ek reasons in ``explanation`` and the sums (and an episode summary) in ``met
     tokens    the agent's tokens (all kinds)
 
 Cost comes from the transcript's model events, so it is right when re-scoring a log too (where
-``TaskState.token_usage`` is 0). An ek metric that raises never errors the eval: the sample gets
-``Score.unscored(reason="scoring_failed")`` with the ek reason, and metrics and reducers skip it.
+``TaskState.token_usage`` is 0). Each scorer's dollars come from its own ``price``/``prices``,
+else from what Inspect itself recorded (``ModelUsage.total_cost``, when the run had model cost
+data), never from another scorer's record on the sample: scorer order does not change them. A
+rate may be a numeric string (``-S 'price={output: 1e-5}'``: YAML reads ``1e-5`` as text); any
+other string is a TypeError naming the rate. An ek metric that raises never errors the eval:
+the sample gets ``Score.unscored(reason="scoring_failed")`` with the ek reason, and metrics and
+reducers skip it.
 
 **Gold.** Each ek metric reads its gold from the sample, by metric name. Default: the sample
 metadata's ``"ek_task"`` (a :class:`~ek.agents.base.TaskSpec` dict, which carries gold, gold
 calls and tools) when present; else the target (``task_success``, ``cost_per_success``) or the
 metadata's ``"gold_calls"`` (``tool_calls``, ``trajectory``). ``gold=`` overrides: ``"target"``,
 ``"metadata.<key>"``, ``"ek_task"``, or a ``{metric_name: spec}`` mapping (``"*"`` = the rest).
+Gold calls are read with :func:`~ek.agents.toolcalls.normalize_calls`: any host's call shape
+(see the package docstring); an unknown shape leaves the sample unscored with the accepted
+shapes listed.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import inspect as _pyinspect
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from inspect_ai.log import transcript
@@ -31,14 +40,15 @@ from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from ek.adapters._shell import json_safe, resolve_metric, run_metric
-from ek.agents.base import Episode, TaskSpec, ToolSpec
-from ek.agents.bridge import from_inspect_sample
+from ek.agents.base import Episode, TaskSpec, ToolSpec, Trajectory
+from ek.agents.bridge import cost_from_inspect_events, from_inspect_sample
 from ek.agents.cost import ModelPrice, episode_dollars, load_prices
 from ek.agents.metrics import TaskSuccessMetric
+from ek.agents.toolcalls import normalize_calls
 
 from ._meta import EK
 from ._metrics import LIVE_METRICS, cost_of_pass_metric, ek_aggregate, micro_f1
-from ._names import qualified
+from ._names import qualified, register_bare_alias
 
 __all__ = [
     "SCORER_NAMES",
@@ -64,15 +74,41 @@ _CALL_GOLD = frozenset({"tool_calls", "trajectory"})
 
 
 def episode_from_state(state: TaskState) -> Episode:
-    """The live sample as an :class:`~ek.agents.base.Episode` (cost from the transcript's events)."""
-    return from_inspect_sample(state, events=transcript().events)
+    """The live sample as an :class:`~ek.agents.base.Episode` (cost from the transcript's events).
+
+    The cost is the transcript's model usage only, with Inspect's own ``total_cost`` when it
+    priced the model: never dollars another scorer recorded on the sample, so what a scorer
+    prices does not depend on which scorers ran before it.
+    """
+    events = list(transcript().events)
+    episode = from_inspect_sample(state, events=events)
+    return replace(episode, cost=cost_from_inspect_events(events))
+
+
+_TEXT_FIELDS = frozenset({"model", "source", "extra"})
+
+
+def _rate(key: str, v: Any) -> Any:
+    """A rate from a price dict; a numeric string counts (``-S price={output: 1e-5}``: YAML 1.1
+    reads ``1e-5`` as a string). Any other string is refused with a TypeError, not a ValueError,
+    which Inspect's scorer loader would swallow into "couldn't be loaded"."""
+    if not isinstance(v, str):
+        return v
+    try:
+        return float(v.strip())
+    except ValueError:
+        raise TypeError(
+            f"price[{key!r}] must be a number (USD per token) or a numeric string, got {v!r:.200}"
+        ) from None
 
 
 def _price(price: Any) -> ModelPrice | None:
     if price is None or isinstance(price, ModelPrice):
         return price
     if isinstance(price, Mapping):
-        return ModelPrice.from_dict(price)
+        return ModelPrice.from_dict(
+            {k: v if k in _TEXT_FIELDS else _rate(str(k), v) for k, v in price.items()}
+        )
     raise TypeError(
         f"price must be a ModelPrice or its dict (USD per token: input, output, ...), got {price!r:.200}"
     )
@@ -107,6 +143,8 @@ def _options(metric: Any, options: Mapping[str, Any]) -> dict[str, Any]:
 
     _load_registrations()
     cls = resolve("metrics", metric) if isinstance(metric, str) else metric
+    if not isinstance(cls, type):  # a registered default instance: its class takes the options
+        cls = type(cls)
     try:
         params = _pyinspect.signature(cls).parameters
     except (TypeError, ValueError):
@@ -114,7 +152,16 @@ def _options(metric: Any, options: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None and k in params}
 
 
-def _gold_value(spec: str, state: TaskState, target: Target) -> Any:
+def _gold_value(spec: str, calls: bool, state: TaskState, target: Target) -> Any:
+    """The gold ``spec`` names; for a tool-call or trajectory metric (``calls``), a list of
+    calls in any host's shape is read through :func:`~ek.agents.toolcalls.normalize_calls`."""
+    raw = _raw_gold(spec, state, target)
+    if calls and isinstance(raw, (list, tuple, Mapping, Trajectory)):
+        return normalize_calls(raw)  # an unknown shape: ValueError listing the accepted ones
+    return raw
+
+
+def _raw_gold(spec: str, state: TaskState, target: Target) -> Any:
     md = state.metadata or {}
     if spec == "target":
         t = list(target.target)
@@ -172,10 +219,11 @@ class EkScoring:
         }
         self.metrics = []
         for m in metrics:
-            if m is None:
-                raise ValueError(
-                    "an ek metric given as an instance cannot be rebuilt from an Inspect log; "
-                    "re-score with a registered name (e.g. --scorer ek/tool_calls) or the task file"
+            if m is None:  # a TypeError: Inspect's scorer loader would swallow a ValueError
+                raise TypeError(
+                    "an ek metric given as an instance is recorded as None and cannot be rebuilt "
+                    "from an Inspect log; re-score with a registered name (e.g. --scorer "
+                    "ek/tool_calls) or a task file's scorer (--scorer task.py@name)"
                 )
             self.metrics.append(resolve_metric(m, **_options(m, opts)))
         names = [getattr(m, "name", type(m).__name__) for m in self.metrics]
@@ -221,13 +269,13 @@ class EkScoring:
             "error": episode.error,
             "cost": [c.to_dict() for c in episode.cost],
         }
-        golds: dict[str, Any] = {}  # each gold spec parsed once per sample, shared by the metrics
+        golds: dict[tuple[str, bool], Any] = {}  # each gold read once per sample
 
         def gold(name: str) -> Any:
-            spec = self._spec(name, state)
-            if spec not in golds:
-                golds[spec] = _gold_value(spec, state, target)
-            return golds[spec]
+            key = (self._spec(name, state), name in _CALL_GOLD)
+            if key not in golds:
+                golds[key] = _gold_value(*key, state, target)
+            return golds[key]
 
         try:
             ok = run_metric(self.success, episode, gold("task_success"))
@@ -410,3 +458,7 @@ def trajectory(
             options={"scheme": scheme},
         )
     )
+
+
+for _factory in (ek_scorer, task_success, cost_of_pass, tool_calls, trajectory):
+    register_bare_alias(_factory)  # so `inspect score LOG` reloads what the log recorded
