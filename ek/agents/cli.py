@@ -174,7 +174,7 @@ def _dollars(x: Any) -> str:
 
 
 def _report_data(args: argparse.Namespace) -> dict[str, Any]:
-    from .cost import cost_report, load_prices
+    from .cost import cost_report, load_prices, pricing_from_dict
     from .reliability import reliability
     from .runs import load_run
 
@@ -184,7 +184,10 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
             f"{args.run}: the run has no trial" + (f" ({s.unscored})" if s.unscored else "")
         )
     notes: list[str] = []
-    prices = load_prices(args.prices) if args.prices else None
+    # --prices re-prices the episodes; without it, a store is priced as its run was
+    price, prices = (
+        (None, load_prices(args.prices)) if args.prices else pricing_from_dict(s.pricing)
+    )
     counts = {t: nc for t, nc in s.counts.items() if nc[0] > 0}
     slices = {n: [t for t in ids if t in counts] for n, ids in s.slices.items()}
     slices = {n: ids for n, ids in slices.items() if ids}
@@ -198,17 +201,17 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
     cost: dict[str, Any] | None
     if s.episodes is not None and s.verdicts is not None:
         eps, oks = list(s.episodes), list(s.verdicts)
-        cost = cost_report(eps, prices=prices, successes=oks).to_dict()
+        cost = cost_report(eps, price=price, prices=prices, successes=oks).to_dict()
         for name, ids in slices.items():
             idset = set(ids)
             idx = [i for i, e in enumerate(eps) if e.task_id in idset]
             slice_cost[name] = cost_report(
-                [eps[i] for i in idx], prices=prices, successes=[oks[i] for i in idx]
+                [eps[i] for i in idx], price=price, prices=prices, successes=[oks[i] for i in idx]
             ).to_dict()
         failures = sum(1 for e in eps if e.error is not None)
     else:
         cost = dict(s.cost) if s.cost is not None else None
-        if prices is not None:
+        if args.prices:
             notes.append("--prices ignored: a baseline keeps no episodes to re-price")
     return {
         "source": s.source,

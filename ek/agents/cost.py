@@ -48,6 +48,8 @@ __all__ = [
     "load_prices",
     "per_million",
     "price_cost",
+    "pricing_from_dict",
+    "pricing_to_dict",
     "resolve_price",
 ]
 
@@ -111,6 +113,42 @@ class ModelPrice:
                 f"ModelPrice: unknown field(s) {unknown}; expected only {sorted(allowed)}"
             )
         return cls(**dict(data))
+
+
+def pricing_to_dict(
+    price: ModelPrice | None, prices: Mapping[str, ModelPrice] | None
+) -> dict[str, Any] | None:
+    """A run's price setting as JSON-ready data (what a run store records), ``None`` for none.
+
+    Example:
+        >>> pricing_to_dict(ModelPrice(output=1e-5), None)
+        {'price': {'output': 1e-05}}
+        >>> pricing_from_dict(pricing_to_dict(None, {"m": ModelPrice(input=2e-6)}))
+        (None, {'m': ModelPrice(input=2e-06, output=None, cache_read=None, cache_write=None, reasoning=None, model=None, source=None, extra=mappingproxy({}))})
+    """
+    if price is None and prices is None:
+        return None
+    if price is not None:
+        return {"price": price.to_dict()}
+    return {"prices": {m: p.to_dict() for m, p in (prices or {}).items()}}
+
+
+def pricing_from_dict(
+    data: Mapping[str, Any] | None,
+) -> tuple[ModelPrice | None, dict[str, ModelPrice] | None]:
+    """Inverse of :func:`pricing_to_dict`: ``(price, prices)``."""
+    if data is None:
+        return None, None
+    if not isinstance(data, Mapping):
+        raise TypeError(f"pricing must be a mapping or None, got {type(data).__name__}")
+    if data.get("price") is not None:
+        return ModelPrice.from_dict(data["price"]), None
+    raw = data.get("prices")
+    if raw is None:
+        return None, None
+    if not isinstance(raw, Mapping):
+        raise TypeError(f"pricing['prices'] must be a mapping, got {type(raw).__name__}")
+    return None, {str(m): ModelPrice.from_dict(p) for m, p in raw.items()}
 
 
 def per_million(

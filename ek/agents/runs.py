@@ -34,7 +34,7 @@ from ek.base import Score
 from ek.harness import from_json_safe, metric_direction
 
 from .base import Episode, RunProvenance
-from .cost import cost_report
+from .cost import cost_report, pricing_from_dict
 from .store import StoreError, read_store
 from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored, metric_aggregator
 
@@ -118,6 +118,7 @@ def _from_store(p: str) -> RunSummary:
     try:
         snap = read_store(p)
         h = snap.header
+        price, prices = pricing_from_dict(h.get("pricing"))
         run = RunProvenance.from_dict(h["run"])
         tasks: dict[str, list[str]] = dict(h.get("tasks") or {})
         counts: dict[str, list[int]] = {t: [0, 0] for t in tasks}
@@ -150,10 +151,11 @@ def _from_store(p: str) -> RunSummary:
             counts={t: (n, c) for t, (n, c) in counts.items()},
             slices={k: tuple(v) for k, v in slices.items()},
             metrics=_metrics(sorted(per_task), per_task),
-            cost=cost_report(eps, successes=oks).to_dict(),
+            cost=cost_report(eps, price=price, prices=prices, successes=oks).to_dict(),
             source=p,
             episodes=tuple(eps),
             verdicts=tuple(oks),
+            pricing=h.get("pricing"),
         )
     except StoreError as e:
         raise RunLoadError(str(e)) from None

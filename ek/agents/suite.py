@@ -94,7 +94,7 @@ from ek.harness import metric_direction, to_json_safe
 from ek.registry import resolve
 
 from .base import Episode, RunProvenance, TaskSpec
-from .cost import CostReport, ModelPrice, cost_report
+from .cost import CostReport, ModelPrice, cost_report, pricing_to_dict
 from .metrics import check_name, resolve_checker
 from .reliability import ReliabilityReport, reliability
 from .store import TrialStore
@@ -641,6 +641,7 @@ def _open_store(
     check: Any,
     fsync_every: int,
     fsync_interval: float,
+    pricing: dict[str, Any] | None = None,
 ) -> TrialStore | None:
     if store is None:
         return None
@@ -654,6 +655,8 @@ def _open_store(
         "ek_version": __version__,
         "check": check_name(check if check is not None else "output"),
         "tasks": {t.task_id: list(t.slices) for t in suite},
+        # what priced the run, so a report of the store gives the run's own Cost-of-Pass
+        "pricing": pricing,
     }
     return TrialStore.open(store, header, fsync_every=fsync_every, fsync_interval=fsync_interval)
 
@@ -728,7 +731,16 @@ async def arun_suite(
     checker = resolve_checker(check)
     ms = _prepare_metrics(metrics, suite, check=check, checker=checker, price=price, prices=prices)
     by_id = {t.task_id: t for t in suite}
-    st = _open_store(store, run, suite, k, check, fsync_every, fsync_interval)
+    st = _open_store(
+        store,
+        run,
+        suite,
+        k,
+        check,
+        fsync_every,
+        fsync_interval,
+        pricing_to_dict(ms.price, ms.prices),
+    )
 
     state = _State()
     try:

@@ -242,6 +242,8 @@ class RunSummary:
             in a baseline.
         verdicts: The checker's verdict for each episode (aligned with ``episodes``).
         unscored: The samples read but not scored (left out of ``counts``), or ``None``.
+        pricing: The price setting a run store recorded (``pricing_to_dict``), so a report
+            re-prices its episodes as the run did; not saved in a baseline (its ``cost`` is).
     """
 
     run: RunProvenance
@@ -254,6 +256,7 @@ class RunSummary:
     episodes: tuple[Episode, ...] | None = field(default=None, compare=False, repr=False)
     verdicts: tuple[bool, ...] | None = field(default=None, compare=False, repr=False)
     unscored: Unscored | None = None
+    pricing: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, RunProvenance):
