@@ -12,11 +12,14 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export DEEPEVAL_TELEMETRY_OPT_OUT := 1
 export RAGAS_DO_NOT_TRACK := true
 
-.PHONY: help venv install install-core test lint typecheck pytest demo bench constraints clean
+.PHONY: help venv install install-core test lint typecheck pytest test-core demo bench constraints clean
 
 help:
 	@echo "make demo         build .venv, install ek-agents, run the demo offline"
-	@echo "make test         build .venv, install .[all,dev], run ruff, mypy and pytest"
+	@echo "make test         build .venv, install .[all,dev], run ruff, mypy and pytest;"
+	@echo "                  then test-core"
+	@echo "make test-core    build .venv-core with the core alone (.[test], no extra) and run"
+	@echo "                  the tests and doctests there (tests needing an extra skip)"
 	@echo "make bench        run every benchmark script in bench/"
 	@echo "make constraints  re-resolve requirements/constraints.txt with uv"
 
@@ -51,7 +54,29 @@ typecheck: install
 pytest: install
 	$(BIN)/python -m pytest
 
-test: lint typecheck pytest
+# The core installs alone: a separate venv with `pip install -e .[test]` (pytest and hypothesis,
+# no host framework, no matplotlib) runs the same tests and the doctests of ek/. A test that needs
+# an extra skips itself (pytest.importorskip), so what runs here is what `pip install ek-agents`
+# supports. The venv builds in about 20 s; the run takes a few minutes (the host frameworks'
+# tests, the slowest ones, skip).
+CORE_VENV := .venv-core
+CORE_BIN := $(CORE_VENV)/bin
+STAMP_CORE_ONLY := $(CORE_VENV)/.installed-core-test
+
+$(CORE_BIN)/python:
+	$(PYTHON) -m venv $(CORE_VENV)
+	echo '*' > $(CORE_VENV)/.gitignore  # the venv ignores itself (git status stays clean)
+	$(CORE_BIN)/python -m pip install -q --upgrade "pip>=24"
+
+$(STAMP_CORE_ONLY): $(CORE_BIN)/python pyproject.toml $(CONSTRAINTS)
+	$(CORE_BIN)/python -m pip install -q -c $(CONSTRAINTS) -e ".[test]"
+	touch $@
+
+# (pyproject's asyncio_default_fixture_loop_scope is pytest-asyncio's option: unknown here.)
+test-core: $(STAMP_CORE_ONLY)
+	$(CORE_BIN)/python -m pytest -q -W "ignore:Unknown config option:pytest.PytestConfigWarning"
+
+test: lint typecheck pytest test-core
 
 # The demo: a retail suite run with k trials by two scripted agents (own harness, the
 # regression gate, an Inspect AI run with mockllm, and two plots), offline, no API key.
@@ -68,4 +93,4 @@ constraints: $(BIN)/python
 	$(BIN)/uv pip compile requirements/all.in --python-version 3.11 -o $(CONSTRAINTS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

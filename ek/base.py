@@ -4,14 +4,26 @@ A :class:`Metric` scores one ``(prediction, gold)`` pair and aggregates a corpus
 **ratio of sums** (the sums travel in ``Score.detail``). A :class:`Signal` is reference-free: it
 scores an output alone and declares how expensive it is (``cost_tier``; cheap signals run first).
 
+ek's results are frozen dataclasses whose mappings are read-only views
+(:class:`types.MappingProxyType`). A view does not pickle or deep-copy by itself, so this module
+(which importing ``ek`` imports) registers a :mod:`copyreg` reducer for it, unless one is
+registered already: a view pickles and deep-copies as a view of a copy of its mapping. That is
+what makes ``pickle``, ``copy.deepcopy`` and ``dataclasses.asdict`` work on every :class:`Score`
+and on every ek result that holds a read-only mapping (``Score.to_dict()`` gives plain,
+JSON-ready dicts).
+
 Example:
     >>> s = Score(0.5, {"tp": 1.0, "fp": 1.0, "fn": 1.0, "reason": "one of two right"})
     >>> s.value, s.reason, s.detail["tp"]
     (0.5, 'one of two right', 1.0)
+    >>> import copy, dataclasses
+    >>> dataclasses.asdict(s)["detail"]["tp"], copy.deepcopy(s) == s
+    (1.0, True)
 """
 
 from __future__ import annotations
 
+import copyreg
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +31,14 @@ from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["Metric", "Score", "Signal", "deferred_score", "is_episode"]
+
+
+def _reduce_view(view: MappingProxyType[Any, Any]) -> tuple[Any, ...]:
+    # A read-only view rebuilt over a plain copy of what it shows (deepcopy copies the copy).
+    return (MappingProxyType, (dict(view),))
+
+
+copyreg.dispatch_table.setdefault(MappingProxyType, _reduce_view)
 
 
 def _freeze(detail: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -37,6 +57,11 @@ class Score:
     ``successes``, ...), ``higher_is_better``, a verdict ``passed`` (a bool) where the metric has
     one, and a human-readable ``reason``. It is read-only.
 
+    Two Scores are equal when their values and details are, with NaN equal to NaN (an undefined
+    value is the same result as another undefined value with the same detail), so a Score equals
+    its copy, its deep copy and its unpickled self. ``dataclasses.asdict``, ``copy.deepcopy`` and
+    ``pickle`` work on every Score (see the module docstring).
+
     Args:
         value: The item's score. NaN means "undefined here"; the reason says why.
         detail: The breakdown (copied into a read-only mapping).
@@ -46,6 +71,8 @@ class Score:
         True
         >>> Score(float("nan"), {"reason": "no gold"}).reason
         'no gold'
+        >>> Score(float("nan"), {"reason": "no gold"}) == Score(float("nan"), {"reason": "no gold"})
+        True
     """
 
     value: float
@@ -79,8 +106,13 @@ class Score:
         """A JSON-ready dict ``{"value": ..., "detail": {...}}``."""
         return {"value": self.value, "detail": dict(self.detail)}
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Score) or other.__class__ is not self.__class__:
+            return NotImplemented
+        return _same(self.value, other.value) and _same(self.detail, other.detail)
+
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickles as value and a plain copy of the detail (a mappingproxy does not pickle).
+        # Pickles (and copies) through the constructor: the value and a plain copy of the detail.
         return (Score, (self.value, dict(self.detail)))
 
     def __getattr__(self, name: str) -> Any:
@@ -95,6 +127,19 @@ class Score:
         detail = d.setdefault("detail", MappingProxyType(build[0](*build[1])))
         d.pop("_build", None)
         return detail
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b``, except that NaN equals NaN, at any depth of mappings, lists and tuples."""
+    if a is b or a == b:
+        return True
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isnan(a) and math.isnan(b)
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return len(a) == len(b) and all(k in b and _same(v, b[k]) for k, v in a.items())
+    if isinstance(a, (list, tuple)) and type(a) is type(b):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return False
 
 
 _new = object.__new__

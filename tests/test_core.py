@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
 import math
@@ -12,6 +13,7 @@ import sys
 import threading
 import unicodedata
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -121,6 +123,103 @@ class TestDeferredScore:
                 t.join()
             assert all(d == {"reason": "r"} for d in seen)
             assert s.detail is s.detail
+
+
+@pytest.fixture(scope="module")
+def makers() -> list[tuple[str, Any]]:
+    """(label, make) pairs: ``make()`` scores one demo episode afresh through a real metric.
+
+    Every registered metric, the tool-call metric (whose detail is built on first read) and its
+    eager MatchResult route, the trajectory metric in every scheme, and Cost-of-Pass priced and
+    unpriced (unpriced: the value is NaN). Both demo agents, so details hold missing and extra
+    calls as well as perfect runs.
+    """
+    from ek.agents.demo import DEMO_PRICES, baseline_agent, candidate_agent, load_tasks
+    from ek.agents.metrics import CostPerSuccessMetric
+    from ek.agents.toolcalls import ToolCallMetric, match_calls, tool_call_score
+    from ek.agents.trajectory import TrajectoryMetric
+    from ek.registry import registered as names
+
+    metrics = {n: resolve("metrics", n) for n in names("metrics")}
+    metrics["ToolCallMetric()"] = ToolCallMetric()
+    for scheme in ("exact", "in_order", "any_order", "superset"):
+        metrics[f"TrajectoryMetric({scheme!r})"] = TrajectoryMetric(scheme)
+    metrics["CostPerSuccessMetric(prices)"] = CostPerSuccessMetric(prices=DEMO_PRICES)
+    out: list[tuple[str, Any]] = []
+    for agent in (baseline_agent(), candidate_agent()):
+        for task in load_tasks()[::3]:
+            ep = agent(task)
+            for name, m in metrics.items():
+                out.append(
+                    (f"{name} {agent.name} {task.task_id}", lambda m=m, e=ep, t=task: m(e, t))
+                )
+            out.append(
+                (
+                    f"tool_call_score {agent.name} {task.task_id}",
+                    lambda e=ep, t=task: tool_call_score(match_calls(e.trajectory, t.gold_calls)),
+                )
+            )
+    return out
+
+
+class TestScoreCopies:
+    """Issue 16 item 12: ``dataclasses.asdict(score)`` raised TypeError for every Score (its
+    read-only detail did not deep-copy); copies, pickles and equality must hold for every Score a
+    real metric returns, read or not yet read."""
+
+    def test_the_scores_cover_nan_values_and_row_lists(self, makers: list[tuple[str, Any]]) -> None:
+        scores = [make() for _, make in makers]
+        assert {"cost_per_success", "task_success", "tool_calls", "trajectory"} <= {
+            label.split()[0] for label, _ in makers
+        }
+        assert any(s.is_nan for s in scores)  # unpriced Cost-of-Pass
+        assert any(s.detail.get("missing") for s in scores)  # a tool call the candidate missed
+
+    @pytest.mark.parametrize(
+        "copy_of",
+        [
+            pytest.param(lambda s: Score(**dataclasses.asdict(s)), id="asdict"),
+            pytest.param(copy.deepcopy, id="deepcopy"),
+            pytest.param(copy.copy, id="copy"),
+            pytest.param(lambda s: pickle.loads(pickle.dumps(s)), id="pickle"),
+            pytest.param(lambda s: dataclasses.replace(s), id="replace"),
+            pytest.param(lambda s: s, id="itself"),
+        ],
+    )
+    def test_every_score_copies_to_an_equal_score(
+        self, makers: list[tuple[str, Any]], copy_of: Any
+    ) -> None:
+        for label, make in makers:
+            reference = make()
+            back = copy_of(make())  # a fresh, unread Score
+            assert type(back) is Score and type(back.detail) is MappingProxyType, label
+            assert back == reference and reference == back, label
+            assert (back != reference) is False, label
+
+    def test_asdict_gives_the_value_and_every_detail_key(
+        self, makers: list[tuple[str, Any]]
+    ) -> None:
+        for label, make in makers:
+            s = make()
+            d = dataclasses.asdict(s)
+            assert list(d) == ["value", "detail"], label
+            assert list(d["detail"]) == list(s.detail), label
+            assert d["value"] == s.value or (math.isnan(d["value"]) and s.is_nan), label
+
+    def test_a_deep_copy_shares_no_row_list(self, makers: list[tuple[str, Any]]) -> None:
+        s = next(s for s in (make() for _, make in makers) if s.detail.get("missing"))
+        c = copy.deepcopy(s)
+        assert c.detail["missing"] == s.detail["missing"]
+        assert c.detail["missing"] is not s.detail["missing"]
+
+    def test_nan_equals_nan_and_nothing_else(self) -> None:
+        nan = float("nan")
+        a = Score(nan, {"reason": "no price", "dollars": None, "rows": [nan, {"x": nan}]})
+        assert a == Score(nan, {"reason": "no price", "dollars": None, "rows": [nan, {"x": nan}]})
+        assert a != Score(nan, {"reason": "no price", "dollars": None, "rows": [nan, {"x": 1.0}]})
+        assert a != Score(nan, {"reason": "other"}) and Score(nan) != Score(0.0)
+        assert Score(1.0, {"rows": [1]}) != Score(1.0, {"rows": (1,)})
+        assert Score(1.0) != 1.0 and Score(1.0) != {"value": 1.0, "detail": {}}
 
 
 def test_is_episode_duck_typed() -> None:

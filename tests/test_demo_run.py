@@ -3,9 +3,11 @@ and the `ek-agents demo` / `report --plot` commands."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
+import sys
 
 import pytest
 
@@ -37,8 +39,12 @@ def test_outputs_are_written(demo) -> None:
     ):
         assert (folder / name).is_file(), name
     assert (folder / "report.txt").read_text(encoding="utf-8") == text
-    if pytest.importorskip("matplotlib"):
-        for name in ("pass_hat_k.png", "cost_vs_success.png"):
+    plots = ("pass_hat_k.png", "cost_vs_success.png")
+    if importlib.util.find_spec("matplotlib") is None:  # the core alone: said in one line
+        assert "plots skipped: matplotlib is not installed (pip install ek-agents[plot])" in text
+        assert not any((folder / name).exists() for name in plots)
+    else:
+        for name in plots:
             assert (folder / name).read_bytes()[:8] == PNG
 
 
@@ -145,3 +151,28 @@ def test_inspect_part(tmp_path) -> None:
     s = load_run(res.inspect["log"])
     assert s.n_successes == sum(c for _, c in res.baseline.counts.values())
     assert "== Inspect AI" in res.report
+
+
+def test_without_the_inspect_extra_the_inspect_part_is_one_line(tmp_path, monkeypatch) -> None:
+    # As on `pip install ek-agents` (no [inspect]): inspect_ai cannot be imported.
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)
+    out = io.StringIO()
+    res = run_demo(tmp_path, k=1, plots=False, stream=out, progress=False)
+    note = "Inspect part skipped: inspect-ai is not installed (pip install ek-agents[inspect])"
+    assert res.inspect is None and res.inspect_note == note
+    assert note in out.getvalue().splitlines()
+    assert not (tmp_path / "inspect").exists()
+
+
+def test_an_inspect_adapter_that_fails_to_import_is_skipped_unless_required(
+    tmp_path, monkeypatch
+) -> None:
+    pytest.importorskip("inspect_ai")
+    # The Inspect part lives in the adapter (ek.adapters.inspect.demo), imported only here.
+    monkeypatch.setitem(sys.modules, "ek.adapters.inspect.demo", None)
+    res = run_demo(tmp_path, k=1, plots=False, stream=io.StringIO(), progress=False)
+    assert res.inspect is None
+    assert res.inspect_note.startswith("Inspect part skipped: ")
+    assert "\n" not in res.inspect_note and "ek.adapters.inspect.demo" in res.inspect_note
+    with pytest.raises(ImportError, match="ek.adapters.inspect.demo"):
+        run_demo(tmp_path, k=1, inspect=True, plots=False, stream=io.StringIO(), progress=False)

@@ -4,8 +4,9 @@
 see :mod:`ek.agents.demo.run`. The pieces are reusable: :mod:`~ek.agents.demo.world` (the
 database and its tools), :mod:`~ek.agents.demo.tasks` (:func:`load_tasks`: 30 tasks with gold
 final states and gold calls), :mod:`~ek.agents.demo.agents` (:func:`baseline_agent`,
-:func:`candidate_agent`). The Inspect AI form of the suite is in
-``ek.agents.demo.inspect_task`` (imported only when ``inspect-ai`` is installed).
+:func:`candidate_agent`). The Inspect AI form of the suite is part of the
+Inspect adapter, ``ek.adapters.inspect.demo`` (``pip install ek-agents[inspect]``): this package
+never imports a host framework.
 
 Example:
     >>> from ek.agents.demo import baseline_agent, load_tasks, replayed_state_match

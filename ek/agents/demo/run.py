@@ -5,8 +5,9 @@ It runs the baseline and the candidate agent with ``k`` trials each through
 (success with intervals, pass@k / pass^k for k = 1..k, tokens by kind, Cost-of-Pass under an
 **illustrative** price table, tool-call and trajectory scores, all per slice), freezes the
 baseline, runs the variance-aware regression gate candidate vs baseline and prints its verdict,
-runs the same suite as an Inspect AI task (mockllm, ek scorers) when ``inspect-ai`` is installed,
-and writes two plots when ``matplotlib`` is. Offline, no API key, deterministic for a seed.
+runs the same suite as an Inspect AI task (mockllm, ek scorers; ``ek.adapters.inspect.demo``)
+when ``inspect-ai`` is installed, and writes two plots when ``matplotlib`` is; without either, it
+says so in one line and goes on. Offline, no API key, deterministic for a seed.
 
 The run folder (default ``./ek-demo-run``) holds::
 
@@ -389,12 +390,12 @@ def run_demo(
     note = ""
     want_inspect = _importable("inspect_ai") if inspect is None else inspect
     if want_inspect:
-        try:
-            from .inspect_task import run_inspect_demo
+        try:  # the Inspect part lives in the adapter: the core never imports inspect_ai
+            from ek.adapters.inspect.demo import run_inspect_demo
         except ImportError as e:
             if inspect:
                 raise
-            note = f"Inspect part skipped: {e}"
+            note = f"Inspect part skipped: {str(e).splitlines()[0] if str(e) else repr(e)}"
         else:
             insp = run_inspect_demo(
                 os.path.join(root, "inspect"),
