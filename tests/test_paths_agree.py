@@ -8,7 +8,7 @@ are scored by every path a user can take:
     task-success and Cost-of-Pass metrics with the demo's checker and illustrative prices);
 (b) **run_suite**, as the demo calls it (``demo_metrics()`` plus ``TaskSuccessMetric``), into a
     trial store;
-(c) **Inspect AI**: the demo's own Inspect run (``run_inspect_demo``: mockllm replays the baseline,
+(c) **Inspect AI**: the demo's own Inspect run (``run_inspect_demo``: mockllm replays each agent,
     one epoch per trial, the ek scorer and ek's pass^k reducer);
 (d) **DeepEval** ``evaluate()`` with one ``EkMetric`` per ek metric, on ``to_deepeval_test_case``;
 (e) **Ragas** ``evaluate()`` with one ``ek_ragas_metric`` per ek metric, on ``to_ragas_sample``;
@@ -24,9 +24,9 @@ that mean against the mean of ek's rows instead. Equality is to 1e-12, absolute.
 
 Scope notes (what is deliberately not covered):
 
-* Inspect replays the **baseline only** (150 of the 300 trials): that is what the demo does
-  (``run_inspect_demo`` has no public way to replay another agent), and Inspect is the slow
-  path (about 0.25 s per sample and epoch on 2 cores, ~36 s here).
+* Inspect replays **both agents** (``run_inspect_demo(agent=...)``), one Inspect run each, so
+  all 300 trials go through Inspect too; it is the slow path (about 0.25 s per sample and
+  epoch on 2 cores, ~36 s per agent).
 * DeepEval and Ragas run on all 300 episodes (~4 s and ~2 s): no subset is needed.
 
 Every host runs once per module (module-scoped fixtures); each test collects *all* its
@@ -340,16 +340,23 @@ class InspectRun:
     log: Any  # the EvalLog read back from the file
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["baseline", "candidate"])
 def inspect_run(
-    suites: Mapping[str, SuiteResult], tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    suites: Mapping[str, SuiteResult],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> InspectRun:
-    mod = inspect_demo_module()
+    """The demo's Inspect run, once per agent: mockllm replays that agent's trials."""
     from inspect_ai.log import read_eval_log
 
-    folder = tmp_path_factory.mktemp("inspect")
-    res = mod.run_inspect_demo(str(folder), k=K, seed=SEED, reference=suites["baseline"])
-    return InspectRun("baseline", res, read_eval_log(res["log"]))
+    from ek.agents.demo.agents import baseline_agent, candidate_agent
+
+    mod = inspect_demo_module()
+    name = request.param
+    agent = {"baseline": baseline_agent, "candidate": candidate_agent}[name]()
+    folder = tmp_path_factory.mktemp(f"inspect-{name}")
+    res = mod.run_inspect_demo(str(folder), k=K, seed=SEED, reference=suites[name], agent=agent)
+    return InspectRun(name, res, read_eval_log(res["log"]))
 
 
 def ek_score_of(sample: Any) -> Any:

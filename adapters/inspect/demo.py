@@ -272,7 +272,12 @@ def demo_inspect_task(k: int = 5, seed: int = 0, agent: ScriptedAgent | None = N
 
 
 def run_inspect_demo(
-    log_dir: str, *, k: int = 5, seed: int = 0, reference: Any = None
+    log_dir: str,
+    *,
+    k: int = 5,
+    seed: int = 0,
+    reference: Any = None,
+    agent: ScriptedAgent | None = None,
 ) -> dict[str, Any]:
     """Run :func:`demo_inspect_task` offline into ``log_dir`` and report on its log.
 
@@ -280,14 +285,15 @@ def run_inspect_demo(
         log_dir: Where Inspect writes its log.
         k: Epochs.
         seed: The run seed (the same as the own-harness run's, so the trials coincide).
-        reference: The own-harness baseline ``SuiteResult`` to compare the log with.
+        reference: The own-harness ``SuiteResult`` of the same agent to compare the log with.
+        agent: The scripted agent the mock model replays (default: the baseline agent).
 
     Returns:
         ``{"log": path, "success": rate, "pass_hat_k": value, "report": text, ...}``.
     """
     from ek.agents.runs import load_run
 
-    agent = baseline_agent()
+    agent = baseline_agent() if agent is None else agent
     model_name = f"mockllm/{agent.tokens.model}"
     os.makedirs(log_dir, exist_ok=True)
     # INSPECT_TELEMETRY names a hook *function* ("module.function"); Inspect sends no telemetry
@@ -318,7 +324,7 @@ def run_inspect_demo(
     scores = list(log.results.scores if log.results else [])
     lines = [
         f"== Inspect AI: the same suite as an Inspect task (mockllm/{agent.tokens.model} replays "
-        f"the baseline; {k} epochs; ek scorers)",
+        f"the {agent.name}; {k} epochs; ek scorers)",
         f"   log {path}",
     ]
     for s in scores:
@@ -342,7 +348,7 @@ def run_inspect_demo(
                 nc[1] += int(ok)
         agree = {t: tuple(v) for t, v in ref.items()} == dict(summary.counts)
         lines.append(
-            f"   agrees with the own-harness baseline's first {k} trials, task by task: "
+            f"   agrees with the own-harness {agent.name}'s first {k} trials, task by task: "
             + ("yes" if agree else "NO (the Inspect replay and run_suite differ)")
         )
     return {
