@@ -347,11 +347,11 @@ def inspect_run(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> InspectRun:
     """The demo's Inspect run, once per agent: mockllm replays that agent's trials."""
+    mod = inspect_demo_module()  # skips without the inspect extra (the core-only step)
     from inspect_ai.log import read_eval_log
 
     from ek.agents.demo.agents import baseline_agent, candidate_agent
 
-    mod = inspect_demo_module()
     name = request.param
     agent = {"baseline": baseline_agent, "candidate": candidate_agent}[name]()
     folder = tmp_path_factory.mktemp(f"inspect-{name}")
