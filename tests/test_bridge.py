@@ -6,6 +6,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace as NS
 
 import pytest
@@ -514,3 +515,73 @@ def test_missing_log_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(FileNotFoundError, match="no Inspect log"):
         next(episodes_from_inspect_log(tmp_path / "nope.eval"))
     assert math.isnan(float("nan"))
+
+
+# --------------------------------------------------------------------------- the package
+
+# Every public name ek.agents.bridge exported when it was one module (issue 17), by its new home.
+_BRIDGE_NAMES = {
+    "trajectory_from_messages": "messages",
+    "cost_from_usage": "messages",
+    "DEFAULT_ROLES": "inspect_log",
+    "EK_METADATA_KEY": "inspect_log",
+    "INSPECT_EXTRA_HINT": "inspect_log",
+    "InspectSampleRecord": "inspect_log",
+    "cost_from_inspect_events": "inspect_log",
+    "ek_scores_from_inspect_scores": "inspect_log",
+    "episodes_from_inspect_log": "inspect_log",
+    "from_inspect_sample": "inspect_log",
+    "inspect_sample_record": "inspect_log",
+    "inspect_verdict": "inspect_log",
+    "provenance_from_inspect_header": "inspect_log",
+    "read_inspect_log": "inspect_log",
+    "success_from_inspect_scores": "inspect_log",
+    "from_deepeval_test_case": "deepeval",
+    "from_deepeval_trace": "deepeval",
+    "from_ragas_sample": "ragas",
+}
+
+
+def test_bridge_package_exports_every_public_name() -> None:
+    import importlib
+    import importlib.util
+
+    import ek.agents.bridge as bridge
+
+    assert sorted(bridge.__all__) == sorted(_BRIDGE_NAMES)
+    for name, module in _BRIDGE_NAMES.items():
+        home = importlib.import_module(f"ek.agents.bridge.{module}")
+        assert name in home.__all__, (name, module)
+        assert getattr(bridge, name) is getattr(home, name), name
+    for gone in ("ek.agents._bridge_deepeval", "ek.agents._bridge_ragas"):
+        assert importlib.util.find_spec(gone) is None, gone
+
+
+def _private_imports(path: Path) -> list[str]:
+    """``from ek... import _x`` lines (absolute imports of a private name; dunders allowed)."""
+    import ast
+
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module):
+            continue
+        if node.module == "ek" or node.module.startswith("ek."):
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    out.append(f"{path.name}:{node.lineno}: from {node.module} import {a.name}")
+    return out
+
+
+def test_bridges_and_adapters_import_only_public_names() -> None:
+    root = Path(__file__).resolve().parents[1]
+    files = [
+        *sorted((root / "ek" / "agents" / "bridge").glob("*.py")),
+        *sorted((root / "adapters").rglob("*.py")),
+    ]
+    assert len(files) > 10
+    bad = [line for f in files for line in _private_imports(f)]
+    assert bad == []
+    # and no adapter reaches into a private ek.agents module
+    for f in sorted((root / "adapters").rglob("*.py")):
+        text = f.read_text(encoding="utf-8")
+        assert "ek.agents._" not in text, f

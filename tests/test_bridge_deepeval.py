@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ek.agents import Cost, Episode, RunProvenance, Step
-from ek.agents._bridge_deepeval import from_deepeval_test_case, from_deepeval_trace
+from ek.agents.bridge import from_deepeval_test_case, from_deepeval_trace
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
 _scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), _text)

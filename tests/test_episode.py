@@ -397,3 +397,46 @@ class TestLayerA:
         b = RunProvenance(simulator="s2", suite_version="v1", scaffold="plan")
         assert a.incompatibilities(b) == [("simulator", "s1", "s2"), ("scaffold", "react", "plan")]
         assert a.comparability_key() == ("s1", "v1", "react")
+
+
+# --------------------------------------------------------------------------- the facade
+
+# The spec's import path: every name ek.agents.base exported before the split (issue 17).
+_BASE_NAMES = {
+    "COMPARABILITY_KEYS": "episode",
+    "TOKEN_KINDS": "episode",
+    "Cost": "episode",
+    "Episode": "episode",
+    "RunProvenance": "episode",
+    "Step": "episode",
+    "Trajectory": "episode",
+    "read_episodes": "episode",
+    "write_episodes": "episode",
+    "DESTRUCTIVE_WEIGHT": "spec",
+    "TaskSpec": "spec",
+    "ToolSpec": "spec",
+    "suite_grammar": "spec",
+}
+
+
+def test_base_is_a_facade_over_episode_and_spec() -> None:
+    import importlib
+
+    import ek.agents
+    import ek.agents.base as base
+
+    assert sorted(base.__all__) == sorted(_BASE_NAMES)
+    for name, concept in _BASE_NAMES.items():
+        home = importlib.import_module(f"ek.agents.{concept}")
+        assert name in home.__all__, (name, concept)
+        assert getattr(base, name) is getattr(home, name), name
+        assert getattr(ek.agents, name) is getattr(home, name), name
+    # the facade defines nothing of its own
+    own = [
+        n
+        for n, v in vars(base).items()
+        if not n.startswith("_") and getattr(v, "__module__", None) == "ek.agents.base"
+    ]
+    assert own == []
+    # classes report their concept module (pickles and reprs name where the code lives)
+    assert Episode.__module__ == "ek.agents.episode" and TaskSpec.__module__ == "ek.agents.spec"

@@ -417,3 +417,43 @@ def test_prop_report_intervals_ordered(pairs: list[tuple[int, int]]) -> None:
         assert hat.point <= rep.pass_hat_k[1].point + 1e-12 <= at.point + 2e-12
         if k > 1:
             assert hat.point <= rep.pass_hat_k[k - 1].point + 1e-12
+
+
+# --------------------------------------------------------------------------- ek.stats
+
+_ESTIMATORS = (
+    "Interval",
+    "bootstrap_interval",
+    "difference_interval",
+    "difference_upper_bound",
+    "newcombe_difference",
+    "normal_quantile",
+    "wilson_interval",
+)
+
+
+def test_reliability_reexports_the_core_estimators() -> None:
+    import importlib
+
+    import ek.agents
+    import ek.stats
+
+    # (``import ek.agents.reliability as rel`` would give the function ek.agents.reliability)
+    rel = importlib.import_module("ek.agents.reliability")
+    for name in _ESTIMATORS:
+        assert name in ek.stats.__all__ and name in rel.__all__, name
+        assert getattr(rel, name) is getattr(ek.stats, name), name
+        assert getattr(ek.agents, name) is getattr(ek.stats, name), name
+
+
+def test_stats_is_core_and_imports_no_agent_code() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ek.stats; "
+        "bad = sorted(m for m in sys.modules if m == 'ek.agents' or m.startswith('ek.agents.')); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -1,46 +1,26 @@
-"""Duck-typed bridges: chat messages and Inspect AI samples -> :class:`~ek.agents.base.Episode`.
+"""Inspect AI samples, transcripts and logs -> :class:`~ek.agents.episode.Episode`.
 
-ek never imports a host framework here: every converter reads attributes *or* mapping keys, so
-the same code handles live objects (an Inspect ``TaskState``, LangChain messages, Anthropic SDK
-blocks) and their JSON dumps (an Inspect log sample, an OpenAI request body).
+Duck-typed like every bridge: an Inspect ``EvalSample`` or ``TaskState`` object and its log
+dict read the same, and ``inspect_ai`` is imported only to open a log file.
 
-- :func:`trajectory_from_messages` turns a chat transcript into a :class:`Trajectory`. It reads
-  the **OpenAI** chat format (assistant ``tool_calls`` with JSON-string ``arguments``; ``tool``
-  messages answering by ``tool_call_id``; the legacy ``function_call`` / ``function`` pair),
-  **Anthropic** content blocks (``tool_use`` / ``tool_result`` with ``is_error``), **Inspect**
-  ``ChatMessage`` objects or dicts (``ToolCall.arguments`` already a dict; ``ChatMessageTool.error``)
-  and **LangChain** messages (``AIMessage.tool_calls`` / ``invalid_tool_calls``,
-  ``ToolMessage.status``). Calls are paired with results by id, by position where no id exists.
-  Every call is read by the one call-shape normaliser (:func:`~ek.agents.callshape.normalize_call`).
-  A malformed call (no tool name, arguments that are not a JSON object) is model output: it
-  becomes a step of tool :data:`~ek.agents.callshape.MALFORMED_TOOL` whose ``error`` says why,
-  which the metrics score as a wrong call; never a crash.
 - :func:`cost_from_inspect_events` sums the ``usage`` of an Inspect transcript's model events
-  into one :class:`Cost` per (model, role). Model calls made inside a scorer's span are the
-  ``"judge"`` role, so a grader never inflates the agent's Cost-of-Pass.
+  into one :class:`~ek.agents.episode.Cost` per (model, role). Model calls made inside a
+  scorer's span are the ``"judge"`` role, so a grader never inflates the agent's Cost-of-Pass.
 - :func:`from_inspect_sample` converts an Inspect ``EvalSample`` (object or log dict) or a live
-  ``TaskState`` into an :class:`Episode`.
+  ``TaskState`` into an :class:`~ek.agents.episode.Episode`; :func:`success_from_inspect_scores`
+  and :func:`inspect_verdict` decide its success from the sample's scores.
+- :func:`provenance_from_inspect_header` reads a log header as a
+  :class:`~ek.agents.episode.RunProvenance`.
 - :func:`read_inspect_log` streams an ``.eval`` or ``.json`` log into records (the episode, the
-  ek metric scores the ek scorers recorded, and why a sample is unscored);
-  :func:`episodes_from_inspect_log` gives just the episodes. Reading a log is the one thing here
-  that imports ``inspect_ai`` (lazily).
+  ek metric scores the ek scorers recorded (:func:`ek_scores_from_inspect_scores`), and why a
+  sample is unscored); :func:`episodes_from_inspect_log` gives just the episodes. Reading a log
+  is the one thing here that imports ``inspect_ai`` (lazily).
 
 Example:
-    >>> msgs = [
-    ...     {"role": "user", "content": "refund order A1"},
-    ...     {"role": "assistant", "content": None, "tool_calls": [
-    ...         {"id": "c1", "type": "function",
-    ...          "function": {"name": "lookup", "arguments": '{"order_id": "A1"}'}},
-    ...         {"id": "c2", "type": "function",
-    ...          "function": {"name": "refund", "arguments": '{"order_id": '}}]},
-    ...     {"role": "tool", "tool_call_id": "c2", "content": "bad arguments"},
-    ...     {"role": "tool", "tool_call_id": "c1", "content": "paid"},
-    ... ]
-    >>> t = trajectory_from_messages(msgs)
-    >>> [(s.tool, dict(s.args), s.observation) for s in t]
-    [('lookup', {'order_id': 'A1'}, 'paid'), ('<malformed call>', {}, 'bad arguments')]
-    >>> t[1].error.startswith("call 'refund': arguments string is not JSON")
-    True
+    >>> s = {"id": "t1", "epoch": 1, "messages": [], "scores": {"match": {"value": "C"}}}
+    >>> ep = from_inspect_sample(s, success_from="match")
+    >>> ep.task_id, ep.trial, ep.success
+    ('t1', 0, True)
 """
 
 from __future__ import annotations
@@ -51,14 +31,13 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
-from ek.agents._bridge_deepeval import from_deepeval_test_case, from_deepeval_trace
-from ek.agents._bridge_ragas import from_ragas_sample
-from ek.agents.base import Cost, Episode, RunProvenance, Step, Trajectory
-from ek.agents.callshape import malformed_step, normalize_call
-from ek.base import Score
+from ek.agents.bridge.duck import content_text, field_of, token_count
+from ek.agents.bridge.messages import cost_from_usage, trajectory_from_messages
+from ek.agents.episode import Cost, Episode, RunProvenance
+from ek.base import ReadOnlyDict, Score
+from ek.jsonio import from_json_safe
 
 __all__ = [
     "DEFAULT_ROLES",
@@ -66,19 +45,14 @@ __all__ = [
     "INSPECT_EXTRA_HINT",
     "InspectSampleRecord",
     "cost_from_inspect_events",
-    "cost_from_usage",
     "ek_scores_from_inspect_scores",
     "episodes_from_inspect_log",
-    "from_deepeval_test_case",
-    "from_deepeval_trace",
     "from_inspect_sample",
-    "from_ragas_sample",
     "inspect_sample_record",
     "inspect_verdict",
     "provenance_from_inspect_header",
     "read_inspect_log",
     "success_from_inspect_scores",
-    "trajectory_from_messages",
 ]
 
 #: Where the ek Inspect scorers put their verdicts in ``Score.metadata`` (read back here).
@@ -100,275 +74,6 @@ DEFAULT_ROLES: Mapping[str | None, str] = {
 }
 
 _SCORING_SPANS = frozenset({"scorers", "scorer"})
-
-
-# ----------------------------------------------------------------------------- helpers
-
-
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    """``obj[key]`` for a mapping, ``obj.key`` otherwise (``default`` when absent or ``None``)."""
-    if isinstance(obj, Mapping):
-        v = obj.get(key, default)
-    else:
-        v = getattr(obj, key, default)
-    return default if v is None else v
-
-
-def _text(content: Any) -> Any:
-    """The text of a message/tool-result content (str, a list of blocks, or a JSON value)."""
-    if content is None or isinstance(content, str):
-        return content
-    if isinstance(content, (list, tuple)):
-        parts: list[str] = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif _get(block, "type", "text") == "text":
-                t = _get(block, "text")
-                if isinstance(t, str):
-                    parts.append(t)
-        return "".join(parts)
-    if isinstance(content, Mapping):
-        return dict(content)
-    if isinstance(content, (int, float, bool)):
-        return content
-    t = _get(content, "text")
-    return t if isinstance(t, str) else str(content)
-
-
-def _role(msg: Any) -> str | None:
-    r = _get(msg, "role")
-    if r is None:  # LangChain messages have .type ("ai", "human", "tool", "system")
-        r = _get(msg, "type")
-    return {"ai": "assistant", "human": "user", "model": "assistant"}.get(r, r)
-
-
-def _unwrap(msg: Any) -> Any:
-    # LangChain's messages_to_dict(): {"type": "ai", "data": {...}}
-    if (
-        isinstance(msg, Mapping)
-        and set(msg) == {"type", "data"}
-        and isinstance(msg["data"], Mapping)
-    ):
-        return {**msg["data"], "type": msg["type"]}
-    return msg
-
-
-class _Pairing:
-    """Calls in order, each waiting for its result (by id, else by position)."""
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-        self.by_id: dict[str, int] = {}
-
-    def add_call(self, call: Any, call_id: Any, error: str | None = None) -> None:
-        """Record one call, read by the one call-shape normaliser (model output: a malformed
-        call becomes a :data:`~ek.agents.callshape.MALFORMED_TOOL` step saying why)."""
-        step = normalize_call(call, strict=False)
-        cid = None if call_id is None or call_id == "" else str(call_id)
-        self.calls.append(
-            {
-                "tool": step.tool,
-                "args": dict(step.args),
-                "error": error or step.error,
-                "id": cid,
-                "observation": None,
-                "done": False,
-            }
-        )
-        if cid is not None:
-            self.by_id[cid] = len(self.calls) - 1
-
-    def add_result(self, call_id: Any, content: Any, error: str | None, name: Any = None) -> None:
-        idx: int | None = None
-        if call_id is not None and str(call_id) in self.by_id:
-            i = self.by_id[str(call_id)]
-            if not self.calls[i]["done"]:
-                idx = i
-        if idx is None:  # no id (or an unknown one): the first open call, same name preferred
-            open_ = [i for i, c in enumerate(self.calls) if not c["done"]]
-            same = [i for i in open_ if name and self.calls[i]["tool"] == str(name)]
-            cands = same or open_
-            idx = cands[0] if cands else None
-        if idx is None:
-            return  # a result nobody asked for: not a step
-        c = self.calls[idx]
-        c["done"] = True
-        obs = _text(content)
-        # an error whose text is the whole result is not also an observation
-        c["observation"] = None if error and obs in ("", error) else obs
-        if c["error"] is None and error is not None:
-            c["error"] = error
-
-    def steps(self) -> list[Step]:
-        return [
-            Step(c["tool"], c["args"], observation=c["observation"], error=c["error"], id=c["id"])
-            for c in self.calls
-        ]
-
-
-def _error_text(err: Any) -> str | None:
-    if err is None or err is False:
-        return None
-    if isinstance(err, str):
-        return err or "tool error"
-    msg = _get(err, "message")
-    if msg:
-        return str(msg)
-    typ = _get(err, "type")
-    return f"tool error ({typ})" if typ else "tool error"
-
-
-def _unparsed(call: Any, why: str) -> Step:
-    """The step of a call whose arguments the host could not parse (it says so itself)."""
-    name = _get(call, "name", _get(call, "function"))
-    if not isinstance(name, str):
-        name = _get(name, "name")
-    return malformed_step(f"call {name!r:.80}: malformed arguments: {why}")
-
-
-def _assistant_calls(msg: Any, pairing: _Pairing) -> None:
-    seen: set[str] = set()
-    calls = _get(msg, "tool_calls") or []
-    if not calls:  # LangChain keeps raw OpenAI calls in additional_kwargs
-        calls = _get(_get(msg, "additional_kwargs", {}), "tool_calls") or []
-    # Every shape (OpenAI, Inspect ToolCall, LangChain) is read by the one normaliser.
-    for c in calls:
-        cid = _get(c, "id")
-        perr = _get(c, "parse_error")  # Inspect: the arguments did not parse
-        pairing.add_call(_unparsed(c, str(perr)) if perr else c, cid)
-        if cid is not None:
-            seen.add(str(cid))
-    for c in _get(msg, "invalid_tool_calls") or []:  # LangChain: arguments that did not parse
-        err = _get(c, "error") or "could not parse the arguments"
-        pairing.add_call(_unparsed(c, f"{err}: {_get(c, 'args')!r:.200}"), _get(c, "id"))
-    fc = _get(msg, "function_call")  # legacy OpenAI
-    if fc is not None and not calls:
-        pairing.add_call(fc, None)
-    content = _get(msg, "content")
-    if isinstance(content, (list, tuple)):  # Anthropic tool_use blocks
-        for b in content:
-            if _get(b, "type") == "tool_use" and str(_get(b, "id")) not in seen:
-                pairing.add_call(b, _get(b, "id"))
-
-
-def _results(msg: Any, role: str | None, pairing: _Pairing) -> None:
-    if role == "tool":
-        err = _error_text(_get(msg, "error"))
-        if err is None and _get(msg, "status") == "error":  # LangChain ToolMessage
-            err = str(_text(_get(msg, "content")) or "tool error")
-        pairing.add_result(
-            _get(msg, "tool_call_id"),
-            _get(msg, "content"),
-            err,
-            _get(msg, "function", _get(msg, "name")),
-        )
-        return
-    if role == "function":  # legacy OpenAI result, matched by position and name
-        pairing.add_result(None, _get(msg, "content"), None, _get(msg, "name"))
-        return
-    content = _get(msg, "content")
-    if isinstance(content, (list, tuple)):  # Anthropic tool_result blocks in a user turn
-        for b in content:
-            if _get(b, "type") == "tool_result":
-                body = _get(b, "content")
-                err = str(_text(body) or "tool error") if _get(b, "is_error", False) else None
-                pairing.add_result(_get(b, "tool_use_id"), body, err)
-
-
-def trajectory_from_messages(messages: Iterable[Any]) -> Trajectory:
-    """The tool calls of a chat transcript, in order, each with its result or error.
-
-    Accepts OpenAI chat dicts, Anthropic messages (dicts or SDK objects), Inspect
-    ``ChatMessage`` objects or their log dicts, and LangChain messages (objects or
-    ``messages_to_dict`` dicts), even mixed. A call is paired with the result carrying its id;
-    results without an id go to the first unanswered call (of the same tool when named). A
-    call never answered has ``observation=None``. A malformed call (no tool name, arguments
-    that are not a JSON object, or that the host could not parse) becomes a step of tool
-    :data:`~ek.agents.callshape.MALFORMED_TOOL` with empty ``args`` and an ``error`` saying why
-    (with the tool name and raw text): scored as a wrong call, never matched.
-
-    Args:
-        messages: The transcript, oldest first.
-
-    Returns:
-        The :class:`~ek.agents.base.Trajectory`.
-
-    Example:
-        >>> t = trajectory_from_messages([
-        ...     {"role": "assistant", "content": [
-        ...         {"type": "text", "text": "checking"},
-        ...         {"type": "tool_use", "id": "tu1", "name": "get_weather", "input": {"city": "Oslo"}}]},
-        ...     {"role": "user", "content": [
-        ...         {"type": "tool_result", "tool_use_id": "tu1", "is_error": True,
-        ...          "content": [{"type": "text", "text": "city not found"}]}]}])
-        >>> t[0].tool, dict(t[0].args), t[0].error
-        ('get_weather', {'city': 'Oslo'}, 'city not found')
-    """
-    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
-        raise TypeError(
-            f"trajectory_from_messages expects a sequence of messages, got {type(messages).__name__}: {messages!r:.200}"
-        )
-    pairing = _Pairing()
-    for raw in messages:
-        msg = _unwrap(raw)
-        role = _role(msg)
-        if role == "assistant":
-            _assistant_calls(msg, pairing)
-        else:
-            _results(msg, role, pairing)
-    return Trajectory(pairing.steps())
-
-
-# ----------------------------------------------------------------------------- cost
-
-
-def _int(x: Any) -> int:
-    if x is None or isinstance(x, bool):
-        return 0
-    try:
-        v = int(x)
-    except (TypeError, ValueError):
-        return 0
-    return max(v, 0)
-
-
-def cost_from_usage(usage: Any, model: str | None = None, role: str = "agent") -> Cost:
-    """One Inspect ``ModelUsage`` (object or dict) as a :class:`Cost`, normalised to ek's kinds.
-
-    Inspect's ``input_tokens`` already exclude cache reads and writes (its docs say so), so they
-    map one to one; ``output_tokens`` include reasoning. A source that reports more reasoning
-    than output counted them apart, so they are added to the output. ``total_cost`` (dollars,
-    set only when Inspect has a price for the model) becomes ``Cost.dollars``.
-
-    Example:
-        >>> c = cost_from_usage({"input_tokens": 100, "output_tokens": 10,
-        ...                      "input_tokens_cache_read": 20, "reasoning_tokens": 5}, "m")
-        >>> c.input_tokens, c.cache_read_tokens, c.output_tokens, c.reasoning_tokens
-        (100, 20, 10, 5)
-    """
-    out = _int(_get(usage, "output_tokens"))
-    reasoning = _int(_get(usage, "reasoning_tokens"))
-    if reasoning > out:
-        out += reasoning
-    dollars = _get(usage, "total_cost")
-    if (
-        not isinstance(dollars, (int, float))
-        or isinstance(dollars, bool)
-        or not math.isfinite(dollars)
-        or dollars < 0
-    ):
-        dollars = None
-    return Cost(
-        input_tokens=_int(_get(usage, "input_tokens")),
-        output_tokens=out,
-        cache_read_tokens=_int(_get(usage, "input_tokens_cache_read")),
-        cache_write_tokens=_int(_get(usage, "input_tokens_cache_write")),
-        reasoning_tokens=reasoning,
-        model=str(model) if model else None,
-        role=role,
-        dollars=None if dollars is None else float(dollars),
-    )
 
 
 def cost_from_inspect_events(
@@ -396,20 +101,20 @@ def cost_from_inspect_events(
     scoring: set[str] = set()
     sums: dict[tuple[str | None, str], Cost] = {}
     for e in events:
-        kind = _get(e, "event")
+        kind = field_of(e, "event")
         if kind == "span_begin":
-            sid = _get(e, "id")
-            if _get(e, "type") in _SCORING_SPANS or _get(e, "parent_id") in scoring:
+            sid = field_of(e, "id")
+            if field_of(e, "type") in _SCORING_SPANS or field_of(e, "parent_id") in scoring:
                 scoring.add(sid)
             continue
         if kind != "model":
             continue
-        usage = _get(_get(e, "output"), "usage")
+        usage = field_of(field_of(e, "output"), "usage")
         if usage is None:
             continue
-        model = _get(e, "model")
-        r = _get(e, "role")
-        role = "judge" if _get(e, "span_id") in scoring else table.get(r, r or "agent")
+        model = field_of(e, "model")
+        r = field_of(e, "role")
+        role = "judge" if field_of(e, "span_id") in scoring else table.get(r, r or "agent")
         c = cost_from_usage(usage, model, role)
         key = (c.model, c.role)
         sums[key] = sums[key] + c if key in sums else c
@@ -475,14 +180,14 @@ def _named_verdict(
     if name not in scores:
         return None, f"scorer {name!r} did not score it (its scores: {sorted(scores)})"
     s = scores[name]
-    value = _get(s, "value")
+    value = field_of(s, "value")
     if isinstance(value, Mapping):
         if (key or "success") not in value:
             return None, f"scorer {name!r} has no key {key or 'success'!r} in its value"
         value = value[key or "success"]
     f = _float(value)
     if math.isnan(f):
-        why = _get(s, "explanation") or _get(s, "reason")
+        why = field_of(s, "explanation") or field_of(s, "reason")
         return None, f"scorer {name!r} left it unscored" + (f" ({why})" if why else "")
     return f >= threshold, None
 
@@ -510,7 +215,7 @@ def inspect_verdict(
         return _named_verdict(scores, success_from, threshold)
     failed = None
     for s in scores.values():
-        ek = _get(_get(s, "metadata", {}), EK_METADATA_KEY)
+        ek = field_of(field_of(s, "metadata", {}), EK_METADATA_KEY)
         if isinstance(ek, Mapping) and isinstance(ek.get("success"), bool):
             return bool(ek["success"]), None
         if isinstance(ek, Mapping) and ek.get("error") and failed is None:
@@ -531,7 +236,7 @@ def _with_recorded_dollars(costs: tuple[Cost, ...], scores: Any) -> tuple[Cost, 
     if len(agent) != 1 or costs[agent[0]].dollars is not None or not scores:
         return costs
     for s in scores.values():
-        ek = _get(_get(s, "metadata", {}), EK_METADATA_KEY)
+        ek = field_of(field_of(s, "metadata", {}), EK_METADATA_KEY)
         d = ek.get("dollars") if isinstance(ek, Mapping) else None
         if isinstance(d, (int, float)) and not isinstance(d, bool) and math.isfinite(d) and d >= 0:
             i = agent[0]
@@ -556,7 +261,7 @@ def _with_recorded_dollars(costs: tuple[Cost, ...], scores: Any) -> tuple[Cost, 
 
 
 def _store(obj: Any) -> Any:
-    s = _get(obj, "store")
+    s = field_of(obj, "store")
     if s is None:
         return None
     items = s.items() if hasattr(s, "items") else ()
@@ -565,7 +270,7 @@ def _store(obj: Any) -> Any:
 
 
 def _events_of(obj: Any) -> Any:
-    ev = _get(obj, "events")
+    ev = field_of(obj, "events")
     if ev is not None:
         return ev
     # A live TaskState has no events: read the current transcript if inspect_ai is loaded
@@ -580,32 +285,32 @@ def _events_of(obj: Any) -> Any:
 
 
 def _limit_error(obj: Any, events: Iterable[Any]) -> str | None:
-    lim = _get(obj, "limit")
+    lim = field_of(obj, "limit")
     if lim is not None:
-        return f"{_get(lim, 'type', 'sample')} limit reached ({_get(lim, 'limit')})"
+        return f"{field_of(lim, 'type', 'sample')} limit reached ({field_of(lim, 'limit')})"
     for e in events:
-        if _get(e, "event") == "sample_limit":
-            return str(_get(e, "message") or f"{_get(e, 'type', 'sample')} limit reached")
+        if field_of(e, "event") == "sample_limit":
+            return str(field_of(e, "message") or f"{field_of(e, 'type', 'sample')} limit reached")
     return None
 
 
 def _input_text(obj: Any) -> Any:
-    t = _get(obj, "input_text")
+    t = field_of(obj, "input_text")
     if isinstance(t, str):
         return t
-    inp = _get(obj, "input")
+    inp = field_of(obj, "input")
     if inp is None or isinstance(inp, str):
         return inp
     if isinstance(inp, (list, tuple)):
-        return "\n".join(str(_text(_get(m, "content")) or "") for m in inp)
+        return "\n".join(str(content_text(field_of(m, "content")) or "") for m in inp)
     return str(inp)
 
 
 def _target(obj: Any) -> Any:
-    t = _get(obj, "target")
+    t = field_of(obj, "target")
     if t is None or isinstance(t, str):
         return t
-    inner = _get(t, "target")
+    inner = field_of(t, "target")
     if isinstance(inner, (list, tuple)):
         return list(inner) if len(inner) != 1 else inner[0]
     if isinstance(t, (list, tuple)):
@@ -675,39 +380,39 @@ def from_inspect_sample(
         ('7', 1, 'france', {'db': {'A1': 'refunded'}}, 9)
     """
     obj = sample_or_state
-    sid = _get(obj, "id", _get(obj, "sample_id"))
+    sid = field_of(obj, "id", field_of(obj, "sample_id"))
     if sid is None:
         raise ValueError(
             f"from_inspect_sample expects an Inspect EvalSample or TaskState (with an id), got {type(obj).__name__}"
         )
-    epoch = _int(_get(obj, "epoch", 1))
+    epoch = token_count(field_of(obj, "epoch", 1))
     evs = list(events) if events is not None else list(_events_of(obj))
     costs = cost_from_inspect_events(evs, roles=roles)
     if not costs:
-        mu = _get(obj, "model_usage") or {}
+        mu = field_of(obj, "model_usage") or {}
         costs = tuple(cost_from_usage(u, m) for m, u in mu.items())
     if success is None:
-        success = success_from_inspect_scores(_get(obj, "scores"), success_from)
-    costs = _with_recorded_dollars(costs, _get(obj, "scores"))
-    err = _get(obj, "error")
+        success = success_from_inspect_scores(field_of(obj, "scores"), success_from)
+    costs = _with_recorded_dollars(costs, field_of(obj, "scores"))
+    err = field_of(obj, "error")
     error = None
     if err is not None:
-        error = str(_get(err, "message", err)) if not isinstance(err, str) else err
+        error = str(field_of(err, "message", err)) if not isinstance(err, str) else err
     if error is None and limit_is_error:
         error = _limit_error(obj, evs)
     meta: dict[str, Any] = {"epoch": epoch}
     for k, v in (
         ("target", _target(obj)),
-        ("sample_metadata", _plain(_get(obj, "metadata")) or None),
-        ("uuid", _get(obj, "uuid")),
+        ("sample_metadata", _plain(field_of(obj, "metadata")) or None),
+        ("uuid", field_of(obj, "uuid")),
     ):
         if v is not None:
             meta[k] = v
-    duration = _get(obj, "total_time")
+    duration = field_of(obj, "total_time")
     return Episode(
         task_id=str(sid),
-        trajectory=trajectory_from_messages(_get(obj, "messages", [])),
-        output=_get(_get(obj, "output"), "completion"),
+        trajectory=trajectory_from_messages(field_of(obj, "messages", [])),
+        output=field_of(field_of(obj, "output"), "completion"),
         final_state=_plain(_store(obj)),
         cost=costs,
         success=success,
@@ -724,12 +429,12 @@ def from_inspect_sample(
 
 
 def _solver_name(header: Any) -> str | None:
-    ev = _get(header, "eval")
-    s = _get(ev, "solver")
+    ev = field_of(header, "eval")
+    s = field_of(ev, "solver")
     if s:
         return str(s)
-    steps = _get(_get(header, "plan"), "steps") or []
-    names = [str(_get(st, "solver")) for st in steps if _get(st, "solver")]
+    steps = field_of(field_of(header, "plan"), "steps") or []
+    names = [str(field_of(st, "solver")) for st in steps if field_of(st, "solver")]
     return "+".join(names) or None
 
 
@@ -749,25 +454,25 @@ def provenance_from_inspect_header(header: Any, *, location: str | None = None) 
         >>> p.agent, p.model, p.scaffold, p.suite_version
         ('react', 'openai/gpt-4o', 'inspect_ai', 'refunds@2')
     """
-    ev = _get(header, "eval")
-    task = str(_get(ev, "task", "task"))
-    version = _get(ev, "task_version", 0)
+    ev = field_of(header, "eval")
+    task = str(field_of(ev, "task", "task"))
+    version = field_of(ev, "task_version", 0)
     extra: dict[str, Any] = {}
-    pk = _get(ev, "packages") or {}
+    pk = field_of(ev, "packages") or {}
     for k, v in (
         ("inspect_version", pk.get("inspect_ai") if isinstance(pk, Mapping) else None),
-        ("eval_id", _get(ev, "eval_id")),
-        ("run_id", _get(ev, "run_id")),
-        ("task_file", _get(ev, "task_file")),
-        ("status", _get(header, "status")),
+        ("eval_id", field_of(ev, "eval_id")),
+        ("run_id", field_of(ev, "run_id")),
+        ("task_file", field_of(ev, "task_file")),
+        ("status", field_of(header, "status")),
         ("log", location),
     ):
         if v is not None:
             extra[k] = str(v)
-    seed = _get(_get(ev, "config"), "seed")
+    seed = field_of(field_of(ev, "config"), "seed")
     return RunProvenance(
         agent=_solver_name(header) or task,
-        model=str(_get(ev, "model")) if _get(ev, "model") else None,
+        model=str(field_of(ev, "model")) if field_of(ev, "model") else None,
         scaffold="inspect_ai",
         suite_version=f"{task}@{version}",
         seed=seed if isinstance(seed, int) and not isinstance(seed, bool) else None,
@@ -783,28 +488,12 @@ def _require_inspect() -> Any:
     return ilog
 
 
-_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-
-
-def _unsafe(v: Any) -> Any:
-    """Undo the JSON-safe spelling of non-finite floats (``"NaN"`` strings, ``$float`` tags)."""
-    if isinstance(v, str):
-        return _NONFINITE.get(v, v)
-    if isinstance(v, Mapping):
-        if set(v) == {"$float"}:
-            return float(str(v["$float"]))
-        return {str(k): _unsafe(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_unsafe(x) for x in v]
-    return v
-
-
 def _ek_score(d: Any) -> Score | None:
     if not isinstance(d, Mapping):
         return None
-    v = _unsafe(d.get("value"))
+    v = from_json_safe(d.get("value"))  # the one codec for non-finite floats
     value = math.nan if v is None or isinstance(v, bool) or not isinstance(v, (int, float)) else v
-    detail = _unsafe(d.get("detail"))
+    detail = from_json_safe(d.get("detail"))
     return Score(float(value), detail if isinstance(detail, Mapping) else {})
 
 
@@ -835,7 +524,7 @@ def ek_scores_from_inspect_scores(
     failed: list[str] = []
     items = scores.items() if isinstance(scores, Mapping) else ()
     for scorer, s in items:
-        ek = _get(_get(s, "metadata", {}), EK_METADATA_KEY)
+        ek = field_of(field_of(s, "metadata", {}), EK_METADATA_KEY)
         if not isinstance(ek, Mapping):
             continue
         if ek.get("error"):
@@ -890,7 +579,7 @@ def inspect_sample_record(
         ...                       success_from="match").episode.success
         True
     """
-    scores = _get(sample, "scores")
+    scores = field_of(sample, "scores")
     verdict, why = inspect_verdict(scores, success_from)
     ep = from_inspect_sample(
         sample,
@@ -902,12 +591,12 @@ def inspect_sample_record(
     )
     ek, failed = ek_scores_from_inspect_scores(scores, with_success=success_from is not None)
     if verdict is None:
-        err = _get(sample, "error")
+        err = field_of(sample, "error")
         if err is not None and not scores:
-            why = f"sample error: {_get(err, 'message', err)}"
+            why = f"sample error: {field_of(err, 'message', err)}"
     else:
         why = failed[0] if failed else None
-    return InspectSampleRecord(ep, MappingProxyType(ek), why)
+    return InspectSampleRecord(ep, ReadOnlyDict(ek), why)
 
 
 def _raw_eval_samples(path: str) -> Iterator[Mapping[str, Any]] | None:
@@ -988,7 +677,7 @@ def read_inspect_log(
     header = _header(ilog, p)
     prov = run if run is not None else provenance_from_inspect_header(header, location=p)
     samples: Iterable[Any] | None = None
-    if p.endswith(".eval") and _get(header, "version") == 2:
+    if p.endswith(".eval") and field_of(header, "version") == 2:
         samples = _raw_eval_samples(p)
     elif p.endswith(".json"):
         with open(p, encoding="utf-8") as fh:

@@ -13,7 +13,7 @@ answers that call instead. A tool message with no pending call raises ``ValueErr
 **Conventions** (message ``metadata``; ``ek.adapters.ragas.to_ragas_sample`` writes them):
 
 ==========================  ================================================================
-``usage`` (AI message)      a :class:`~ek.agents.base.Cost` dict, or a list of them
+``usage`` (AI message)      a :class:`~ek.agents.episode.Cost` dict, or a list of them
 ``tool_call_ids`` (AI)      one id (or ``None``) per entry of ``tool_calls``
 ``error`` (tool message)    the step's error message
 ``tool_call_id`` (tool)     pair with the pending call of this id instead of by position
@@ -24,12 +24,12 @@ answers that call instead. A tool message with no pending call raises ``ValueErr
 ``duration``, ``run``,
 ``episode_error``,
 ``episode_metadata``
-``tools`` (any message)     the task's :class:`~ek.agents.base.ToolSpec` dicts (its cost
+``tools`` (any message)     the task's :class:`~ek.agents.spec.ToolSpec` dicts (its cost
                             grammar; the last one wins), as DeepEval's ``metadata["tools"]``
 ==========================  ================================================================
 
 The episode's input is the first human message; its output is the last AI message without tool
-calls. The gold is a :class:`~ek.agents.base.TaskSpec` with ``gold`` = ``reference``,
+calls. The gold is a :class:`~ek.agents.spec.TaskSpec` with ``gold`` = ``reference``,
 ``gold_calls`` = ``reference_tool_calls`` and ``tools`` from the messages' ``metadata["tools"]``,
 so the tool weights and argument importances reach the metrics as they do on every other path.
 
@@ -55,8 +55,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, ToolSpec, Trajectory
-from ek.agents.callshape import normalize_call, normalize_calls
+from ek.agents.bridge.duck import cost_list
+from ek.agents.episode import Cost, Episode, RunProvenance, Step, Trajectory
+from ek.agents.spec import TaskSpec, ToolSpec
+from ek.agents.toolcalls.parse import normalize_call, normalize_calls
 
 __all__ = ["EPISODE_METADATA_KEYS", "from_ragas_sample"]
 
@@ -111,13 +113,6 @@ def _content(msg: Any, md: Mapping[str, Any]) -> Any:
     if md.get("json") and isinstance(c, str):
         return json.loads(c)
     return c
-
-
-def _costs(value: Any) -> list[Cost]:
-    if value is None:
-        return []
-    items = value if isinstance(value, (list, tuple)) else [value]
-    return [c if isinstance(c, Cost) else Cost.from_dict(c) for c in items]
 
 
 def _digest(msgs: list[Any]) -> str:
@@ -178,7 +173,7 @@ def from_ragas_sample(
             ``"final_state"`` checker).
 
     Returns:
-        The episode and a :class:`~ek.agents.base.TaskSpec` gold (``gold_calls`` is ``None``
+        The episode and a :class:`~ek.agents.spec.TaskSpec` gold (``gold_calls`` is ``None``
         when the sample has no ``reference_tool_calls``).
 
     Raises:
@@ -221,7 +216,7 @@ def from_ragas_sample(
                 pending.append(p)
             if not calls:
                 out = _content(m, md)
-            costs.extend(_costs(md.get("usage")))
+            costs.extend(cost_list(md.get("usage")))
         else:
             if not pending:
                 raise ValueError(

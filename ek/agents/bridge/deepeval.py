@@ -3,7 +3,7 @@
 :func:`from_deepeval_test_case` reads an ``LLMTestCase`` (or anything with its attributes), a
 ``ConversationalTestCase`` (anything with ``turns``), or the span tree DeepEval attaches to a test
 case for ``requires_trace`` metrics (``test_case._trace_dict``), and returns the episode and its
-gold as a :class:`~ek.agents.base.TaskSpec` (``gold`` = the expected output, ``gold_calls`` = the
+gold as a :class:`~ek.agents.spec.TaskSpec` (``gold`` = the expected output, ``gold_calls`` = the
 expected tools), which every ek agent metric accepts as gold.
 
 DeepEval has no field for a step error, a final state, a success verdict, cache or reasoning
@@ -15,7 +15,7 @@ reverse converter ``ek.adapters.deepeval.to_deepeval_test_case`` writes them):
 ``step_errors``        one ``str | None`` per entry of ``tools_called`` (DeepEval's ``ToolCall``
                        drops an ``error=`` field)
 ``step_ids``           one call id (or ``None``) per entry of ``tools_called``
-``cost``               a :class:`~ek.agents.base.Cost` dict, or a list of them (all token kinds,
+``cost``               a :class:`~ek.agents.episode.Cost` dict, or a list of them (all token kinds,
                        model, role). Without it, ``input_token_count`` / ``output_token_count`` /
                        ``token_cost`` give one agent ``Cost`` (DeepEval's input count is read as
                        uncached input) with ``metadata["model"]`` as its model
@@ -23,14 +23,14 @@ reverse converter ``ek.adapters.deepeval.to_deepeval_test_case`` writes them):
 ``success``            a verdict recorded by the harness (a bool)
 ``error``              why the agent failed to produce an episode
 ``trial``              which trial of the task (0-based)
-``run``                a :class:`~ek.agents.base.RunProvenance` dict
+``run``                a :class:`~ek.agents.episode.RunProvenance` dict
 ``input`` / ``output`` the original values when they are not strings (DeepEval requires
                        ``input`` and ``actual_output`` to be ``str``)
 ``gold``               the gold answer or goal state (else ``expected_output``)
-``tools``              a list of :class:`~ek.agents.base.ToolSpec` dicts (the task's cost grammar)
+``tools``              a list of :class:`~ek.agents.spec.ToolSpec` dicts (the task's cost grammar)
 ``expected_tools``     conversational cases only (they have no such field): the expected calls,
                        in any accepted call shape (``{"name", "arguments"}``, DeepEval's
-                       ``{"name", "input_parameters"}``, ...: :mod:`ek.agents.callshape`)
+                       ``{"name", "input_parameters"}``, ...: :mod:`ek.agents.toolcalls.parse`)
 ``episode_metadata``   the episode's own metadata; other unknown keys are merged into it too
 =====================  =====================================================================
 
@@ -58,8 +58,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, ToolSpec, Trajectory
-from ek.agents.callshape import MALFORMED_TOOL, normalize_call, normalize_calls
+from ek.agents.bridge.duck import cost_list
+from ek.agents.episode import Cost, Episode, RunProvenance, Step, Trajectory
+from ek.agents.spec import TaskSpec, ToolSpec
+from ek.agents.toolcalls.parse import MALFORMED_TOOL, normalize_call, normalize_calls
 
 __all__ = ["RESERVED_METADATA_KEYS", "from_deepeval_test_case", "from_deepeval_trace"]
 
@@ -119,7 +121,7 @@ def _aligned(owner: str, values: Any, n: int) -> list[Any]:
 
 def _step(call: Any, error: Any = None, call_id: Any = None) -> Step:
     """A called tool as a Step, read by the one call-shape normaliser (model output: a
-    malformed call becomes a :data:`~ek.agents.callshape.MALFORMED_TOOL` step saying why)."""
+    malformed call becomes a :data:`~ek.agents.toolcalls.parse.MALFORMED_TOOL` step saying why)."""
     read = normalize_call(call, strict=False)
     why = read.error if read.tool == MALFORMED_TOOL else None
     return Step(
@@ -136,13 +138,6 @@ def _steps(calls: Any, md: Mapping[str, Any]) -> list[Step]:
     errors = _aligned("step_errors", md.get("step_errors"), len(calls))
     ids = _aligned("step_ids", md.get("step_ids"), len(calls))
     return [_step(c, e, i) for c, e, i in zip(calls, errors, ids)]
-
-
-def _costs(value: Any) -> list[Cost]:
-    if value is None:
-        return []
-    items = value if isinstance(value, (list, tuple)) else [value]
-    return [c if isinstance(c, Cost) else Cost.from_dict(c) for c in items]
 
 
 def _count_cost(tc: Any, md: Mapping[str, Any]) -> list[Cost]:
@@ -248,7 +243,7 @@ def from_deepeval_trace(
                 )
         listed.extend(_step(c) for c in span.get("tools_called") or [])
     if "cost" in md:
-        costs = _costs(md["cost"])
+        costs = cost_list(md["cost"])
     return Episode(
         task_id=task_id,
         trajectory=Trajectory(steps or listed),
@@ -275,7 +270,7 @@ def _from_conversational(tc: Any, task_id: str | None) -> tuple[Episode, TaskSpe
         if role == "assistant":
             last_assistant = _get(turn, "content")
         steps.extend(_steps(_get(turn, "tools_called"), tmd))
-        costs.extend(_costs(tmd.get("cost")))
+        costs.extend(cost_list(tmd.get("cost")))
     inp = md.get("input", first_user)
     tid = (
         task_id
@@ -284,7 +279,7 @@ def _from_conversational(tc: Any, task_id: str | None) -> tuple[Episode, TaskSpe
         or _digest([[_get(t, "role"), _get(t, "content")] for t in turns])
     )
     if "cost" in md:
-        costs = _costs(md["cost"])
+        costs = cost_list(md["cost"])
     ep = Episode(
         task_id=tid,
         trajectory=Trajectory(steps),
@@ -312,7 +307,7 @@ def from_deepeval_test_case(
             ``False`` ignores it; ``None`` (default) uses it when present.
 
     Returns:
-        The episode and a :class:`~ek.agents.base.TaskSpec` whose ``gold`` is
+        The episode and a :class:`~ek.agents.spec.TaskSpec` whose ``gold`` is
         ``metadata["gold"]`` or the expected output (outcome), and whose ``gold_calls`` are
         the expected tools (``None`` when the test case has none).
 
@@ -337,7 +332,7 @@ def from_deepeval_test_case(
     if trace is not None:
         ep = from_deepeval_trace(trace, task_id=tid, metadata=ep_md)
     else:
-        costs = _costs(md["cost"]) if "cost" in md else _count_cost(test_case, md)
+        costs = cost_list(md["cost"]) if "cost" in md else _count_cost(test_case, md)
         ep = Episode(
             task_id=tid,
             trajectory=Trajectory(_steps(_get(test_case, "tools_called"), md)),
