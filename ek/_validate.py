@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
-__all__ = ["check_keys", "check_mapping", "count", "finite", "opt_str", "plain_json", "thaw"]
+__all__ = [
+    "check_keys",
+    "check_mapping",
+    "count",
+    "finite",
+    "nonempty_str",
+    "opt_str",
+    "plain_json",
+    "thaw",
+]
 
 
 def check_keys(
@@ -48,6 +57,42 @@ def count(owner: str, value: Any) -> int:
     return int(value)
 
 
+def is_number(value: Any) -> TypeGuard[int | float]:
+    """``True`` for an int or a float, ``False`` for a bool (a bool is not a number here)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def number(owner: str, value: Any) -> float:
+    """Any int or float (NaN and infinities included) as a float, else a TypeError."""
+    if not is_number(value):
+        raise TypeError(f"{owner} must be a number, got {type(value).__name__}: {value!r:.100}")
+    return float(value)
+
+
+def positive_int(
+    owner: str, value: Any, *, minimum: int = 1, error: type[Exception] = ValueError
+) -> int:
+    """An int >= ``minimum`` (a bool is not one), else ``error`` saying what was given.
+
+    The message is ``"<owner> must be an int >= <minimum>, got <value>"``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise error(f"{owner} must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+def positive_number(owner: str, value: Any, message: str | None = None) -> float:
+    """A number > 0 (a bool is not one; NaN is not > 0), else a ValueError.
+
+    ``message`` replaces the default ``"<owner> must be a number > 0, got <value>"`` (it is
+    formatted with ``value``).
+    """
+    if not is_number(value) or not value > 0:
+        text = message or "{owner} must be a number > 0, got {value!r}"
+        raise ValueError(text.format(owner=owner, value=value))
+    return float(value)
+
+
 def finite(owner: str, value: Any, *, minimum: float | None = None) -> float:
     """A finite float (optionally >= ``minimum``), else an error naming ``owner``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -58,6 +103,15 @@ def finite(owner: str, value: Any, *, minimum: float | None = None) -> float:
     if minimum is not None and v < minimum:
         raise ValueError(f"{owner} must be >= {minimum}, got {value!r}")
     return v
+
+
+def nonempty_str(owner: str, value: Any) -> str:
+    """A non-empty str, else a TypeError (not a str) or ValueError (empty) naming ``owner``."""
+    if not isinstance(value, str) or not value:
+        raise (TypeError if not isinstance(value, str) else ValueError)(
+            f"{owner} must be a non-empty str, got {value!r:.200}"
+        )
+    return value
 
 
 def opt_str(owner: str, value: Any) -> str | None:

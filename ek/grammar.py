@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from ek._validate import check_keys as _check_keys
+from ek._validate import is_number
 from ek._validate import thaw as _thaw
+from ek.base import ReadOnlyDict
 
 __all__ = ["JSON_TYPES", "FieldSpec", "GraphGrammar", "NodeType"]
 
@@ -31,7 +32,7 @@ JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "obje
 
 
 def _positive_cost(owner: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         raise TypeError(f"{owner} must be a number, got {type(value).__name__}: {value!r}")
     v = float(value)
     if not math.isfinite(v) or v < 0:
@@ -92,7 +93,7 @@ class FieldSpec:
                 raise TypeError(
                     f"FieldSpec {self.name!r}: schema must be a mapping, got {self.schema!r}"
                 )
-            object.__setattr__(self, "schema", MappingProxyType(dict(self.schema)))
+            object.__setattr__(self, "schema", ReadOnlyDict(dict(self.schema)))
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -138,7 +139,7 @@ class NodeType:
     fields: tuple[FieldSpec, ...] = ()
     weight: float = 1.0
     description: str = ""
-    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    metadata: Mapping[str, Any] = field(default_factory=ReadOnlyDict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -155,7 +156,7 @@ class NodeType:
         object.__setattr__(
             self, "weight", _positive_cost(f"NodeType {self.name!r}: weight", self.weight)
         )
-        object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+        object.__setattr__(self, "metadata", ReadOnlyDict(dict(self.metadata)))
 
     def field(self, name: str) -> FieldSpec | None:
         """The :class:`FieldSpec` called ``name``, or ``None``."""
@@ -200,7 +201,7 @@ class GraphGrammar:
             if nt.name in nodes:
                 raise ValueError(f"GraphGrammar: duplicate node type {nt.name!r}")
             nodes[nt.name] = nt
-        self._nodes = MappingProxyType(nodes)
+        self._nodes = ReadOnlyDict(nodes)
         self.default_weight = _positive_cost("GraphGrammar.default_weight", default_weight)
         self.default_importance = _positive_cost(
             "GraphGrammar.default_importance", default_importance

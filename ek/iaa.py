@@ -19,8 +19,9 @@ import warnings
 from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Literal
+
+from ek.base import ReadOnlyDict
 
 __all__ = [
     "LEVELS",
@@ -28,6 +29,7 @@ __all__ = [
     "UndefinedAgreementWarning",
     "cohen_kappa",
     "cohen_kappa_result",
+    "interval_alpha_pairs",
     "krippendorff_alpha",
     "krippendorff_alpha_result",
 ]
@@ -53,11 +55,11 @@ class Agreement:
 
     value: float
     reason: str
-    detail: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    detail: Mapping[str, Any] = field(default_factory=ReadOnlyDict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", float(self.value))
-        object.__setattr__(self, "detail", MappingProxyType(dict(self.detail)))
+        object.__setattr__(self, "detail", ReadOnlyDict(dict(self.detail)))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (NaN becomes ``None``)."""
@@ -279,8 +281,19 @@ def krippendorff_alpha(
     return res.value
 
 
-def _interval_alpha_pairs(pairs: Sequence[tuple[float, float]]) -> float:
-    """Fast interval alpha for two coders with no missing values (used by bootstraps)."""
+def interval_alpha_pairs(pairs: Sequence[tuple[float, float]]) -> float:
+    """Interval Krippendorff's alpha for two coders with no missing values, in closed form.
+
+    The same value as ``krippendorff_alpha([a_values, b_values], "interval")`` for complete
+    pairs, without building the coincidence matrix (what a bootstrap over items needs).
+    NaN for fewer than 2 pairs or no variance.
+
+    Example:
+        >>> pairs = [(1.0, 1.0), (2.0, 3.0), (3.0, 3.0), (4.0, 5.0)]
+        >>> a, b = [p[0] for p in pairs], [p[1] for p in pairs]
+        >>> round(interval_alpha_pairs(pairs), 10) == round(krippendorff_alpha([a, b], "interval"), 10)
+        True
+    """
     n = 2 * len(pairs)
     if n < 4:
         return _NAN

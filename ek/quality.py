@@ -28,8 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
+
+from ek._validate import finite, is_number, positive_int
+from ek.base import ReadOnlyDict
 
 __all__ = [
     "JUDGE_COST_TIER",
@@ -56,15 +58,6 @@ class UncalibratedScoreError(ValueError):
 # --------------------------------------------------------------------------------------------
 
 
-def _finite(owner: str, v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise TypeError(f"{owner} must be a number, got {type(v).__name__}: {v!r:.100}")
-    f = float(v)
-    if not math.isfinite(f):
-        raise ValueError(f"{owner} must be finite, got {v!r}")
-    return f
-
-
 def isotonic_regression(ys: Sequence[float], weights: Sequence[float] | None = None) -> list[float]:
     """The non-decreasing sequence closest to ``ys`` in weighted least squares.
 
@@ -81,8 +74,8 @@ def isotonic_regression(ys: Sequence[float], weights: Sequence[float] | None = N
         >>> isotonic_regression([1, 3, 2, 4])
         [1.0, 2.5, 2.5, 4.0]
     """
-    y = [_finite(f"ys[{i}]", v) for i, v in enumerate(ys)]
-    w = [1.0] * len(y) if weights is None else [_finite(f"weights[{i}]", v) for i, v in enumerate(weights)]  # fmt: skip
+    y = [finite(f"ys[{i}]", v) for i, v in enumerate(ys)]
+    w = [1.0] * len(y) if weights is None else [finite(f"weights[{i}]", v) for i, v in enumerate(weights)]  # fmt: skip
     if len(w) != len(y):
         raise ValueError(f"weights must match ys in length, got {len(w)} and {len(y)}")
     if any(v <= 0 for v in w):
@@ -134,7 +127,7 @@ class IsotonicCalibrator:
 
     def __call__(self, score: float) -> float:
         """The calibrated probability for a raw ``score``."""
-        x = _finite("score", score)
+        x = finite("score", score)
         xs, ys = self.xs, self.ys
         if x <= xs[0]:
             return ys[0]
@@ -199,8 +192,8 @@ def fit_isotonic(
         >>> [round(cal(x), 3) for x in (1, 2.5, 5, 9)]
         [0.0, 0.5, 1.0, 1.0]
     """
-    x = [_finite(f"scores[{i}]", v) for i, v in enumerate(scores)]
-    y = [_finite(f"labels[{i}]", v) for i, v in enumerate(labels)]
+    x = [finite(f"scores[{i}]", v) for i, v in enumerate(scores)]
+    y = [finite(f"labels[{i}]", v) for i, v in enumerate(labels)]
     if len(x) != len(y):
         raise ValueError(f"scores and labels must have equal length, got {len(x)} and {len(y)}")
     if not x:
@@ -208,7 +201,7 @@ def fit_isotonic(
     bad = [v for v in y if not 0.0 <= v <= 1.0]
     if bad:
         raise ValueError(f"labels must lie in [0, 1] (probabilities of acceptance), got {bad[:5]}")
-    w = [1.0] * len(x) if weights is None else [_finite(f"weights[{i}]", v) for i, v in enumerate(weights)]  # fmt: skip
+    w = [1.0] * len(x) if weights is None else [finite(f"weights[{i}]", v) for i, v in enumerate(weights)]  # fmt: skip
     if len(w) != len(x):
         raise ValueError(f"weights must match scores in length, got {len(w)} and {len(x)}")
     if any(v <= 0 for v in w):
@@ -260,10 +253,7 @@ def order_signals(signals: Sequence[Any]) -> list[Any]:
                 f"{type(s).__name__} lacks {missing or ['__call__']}"
             )
         tier = s.cost_tier
-        if isinstance(tier, bool) or not isinstance(tier, int) or tier < 1:
-            raise ValueError(
-                f"signals[{i}] ({s.name!r}) cost_tier must be an int >= 1, got {tier!r}"
-            )
+        positive_int(f"signals[{i}] ({s.name!r}) cost_tier", tier)
     names = [s.name for s in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -291,7 +281,7 @@ class QualityEstimate:
     probability: float | None
     passed: bool | None
     raw: Mapping[str, float]
-    calibrated: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    calibrated: Mapping[str, float] = field(default_factory=ReadOnlyDict)
     order: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()
     decided_by: str | None = None
@@ -313,7 +303,7 @@ class QualityEstimate:
 
 def _run(signal: Any, output: Any) -> float:
     v = signal(output)
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
+    if not is_number(v):
         raise TypeError(
             f"signal {signal.name!r} must return a number, got {type(v).__name__}: {v!r:.100}"
         )
@@ -375,7 +365,7 @@ def estimate_quality(
     if not sigs:
         raise ValueError("estimate_quality needs at least one signal, got 0")
     if threshold is not None:
-        threshold = _finite("threshold", threshold)
+        threshold = finite("threshold", threshold)
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be a probability in [0, 1], got {threshold}")
     if isinstance(calibrator, IsotonicCalibrator):
@@ -384,7 +374,7 @@ def estimate_quality(
     if threshold is not None:
         _check_gateable(sigs, cals)
     if escalate is not None:
-        low, high = (_finite("escalate[0]", escalate[0]), _finite("escalate[1]", escalate[1]))
+        low, high = (finite("escalate[0]", escalate[0]), finite("escalate[1]", escalate[1]))
         if not 0.0 <= low < high <= 1.0:
             raise ValueError(
                 f"escalate must be (low, high) with 0 <= low < high <= 1, got {escalate}"
@@ -408,8 +398,8 @@ def estimate_quality(
     return QualityEstimate(
         probability=prob,
         passed=passed,
-        raw=MappingProxyType(raw),
-        calibrated=MappingProxyType(calibrated),
+        raw=ReadOnlyDict(raw),
+        calibrated=ReadOnlyDict(calibrated),
         order=tuple(ran),
         skipped=skipped,
         decided_by=decided_by,
@@ -444,8 +434,8 @@ def _one_calibrator(
     return QualityEstimate(
         probability=p,
         passed=passed,
-        raw=MappingProxyType(raw),
-        calibrated=MappingProxyType({what: p}),
+        raw=ReadOnlyDict(raw),
+        calibrated=ReadOnlyDict({what: p}),
         order=tuple(names),
         decided_by=what,
         reason=_reason(p, threshold, what),

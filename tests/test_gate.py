@@ -496,3 +496,94 @@ def test_json_safe_roundtrip(value: Any) -> None:
 
     text = json.dumps(to_json_safe(value), allow_nan=False)  # strict JSON always
     assert _same(from_json_safe(json.loads(text)), value)
+
+
+# ----------------------------------------------------------------------------- the one JSON codec
+
+
+class _EchoMetric:
+    """Scores 1.0 and keeps the agent's output in its detail (a string the model chose)."""
+
+    name = "echo"
+    higher_is_better = True
+
+    def __call__(self, pred: Any, gold: Any) -> Score:
+        return Score(1.0, {"said": pred.output, "higher_is_better": True})
+
+    def aggregate(self, scores: Any) -> float:
+        return float(len(scores))
+
+
+def test_baseline_keeps_nan_strings_and_infinite_cost(tmp_path: Path) -> None:
+    # The model answers the *string* "NaN" and never succeeds (gold is 1), so Cost-of-Pass is
+    # inf (priced dollars / 0 successes). Both must come back from the baseline file as they
+    # went in: the string as a string, the float as inf.
+    from ek.agents.base import Cost, Episode, TaskSpec
+    from ek.agents.cost import per_million
+    from ek.agents.metrics import CostPerSuccessMetric
+
+    tasks = [TaskSpec("t0", gold=1), TaskSpec("t1", gold=1)]
+    agent = lambda task: Episode(task.task_id, output="NaN", cost=[Cost(input_tokens=10)])  # noqa: E731
+    res = run_suite(
+        agent,
+        tasks,
+        k=2,
+        metrics=[_EchoMetric(), CostPerSuccessMetric()],
+        price=per_million(1.0, 1.0),
+    )
+    assert res.metrics["cost_per_success"] == math.inf
+    path = tmp_path / "b.json"
+    saved = save_agent_baseline(res, path)
+    text = path.read_text()
+    assert '"Infinity"' in text and '"$str": "NaN"' in text  # one spelling, string escaped
+    back = load_agent_baseline(path)
+    assert back == saved
+    said = [s.detail["said"] for ss in back.metrics["echo"].scores.values() for s in ss]
+    assert said == ["NaN"] * 4 and all(isinstance(x, str) for x in said)
+    assert back.metrics["cost_per_success"].value == math.inf
+
+
+def test_reads_the_older_float_tags(tmp_path: Path) -> None:
+    # a baseline written before the one codec spelled inf as {"$float": "inf"}
+    import json
+
+    old = RunSummary(RUN, k=1, counts={"t": (1, 0)}).to_dict()
+    old["metrics"] = {
+        "cost_per_success": {
+            "name": "cost_per_success",
+            "higher_is_better": False,
+            "value": {"$float": "inf"},
+            "scores": {"t": [{"value": {"$float": "inf"}, "detail": {"dollars": 0.5}}]},
+        }
+    }
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    m = load_agent_baseline(tmp_path / "old.json").metrics["cost_per_success"]
+    assert m.value == math.inf and m.scores["t"][0].value == math.inf
+
+
+def test_store_resume_keeps_a_nan_string_output(tmp_path: Path) -> None:
+    # resuming reads every stored episode back: an output "NaN" is a string, not a float NaN
+    # (which an Episode refuses), so the resumed run is the same run
+    from ek.agents.base import TaskSpec
+
+    tasks = [TaskSpec("t0", gold="NaN"), TaskSpec("t1", gold="x")]
+    store = tmp_path / "s.jsonl"
+    first = run_suite(lambda t: "NaN", tasks, k=2, store=store)
+    again = run_suite(lambda t: "NaN", tasks, k=2, store=store)
+    assert again.resumed == 4
+    assert [e.output for e in again.episodes] == ["NaN"] * 4
+    assert again.verdicts == first.verdicts == (True, True, False, False)
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, "NaN", "Infinity", "-Infinity"])
+def test_one_spelling_in_every_writer(value: Any) -> None:
+    # ek's files and the adapters' host payloads write the same JSON for the same value
+    import json
+
+    from ek.adapters._shell import detail_json, json_safe
+    from ek.jsonio import dumps, loads
+
+    assert json.dumps(json_safe({"v": value})) == json.dumps(to_json_safe({"v": value}))
+    assert detail_json(Score(0.0, {"v": value})) == dumps({"v": value})
+    assert _same(loads(dumps({"v": value})), {"v": value})
+    assert _same(from_json_safe(to_json_safe(to_json_safe({"v": value}))), {"v": value})

@@ -473,3 +473,60 @@ def test_summary_roundtrip_and_to_dict() -> None:
     assert d["n_trials"] == 6 and d["reliability"]["n_trials"] == 6
     t0 = time.perf_counter()
     assert res.elapsed < time.perf_counter() - t0 + 3600  # a duration, not a timestamp
+
+
+# ----------------------------------------------------------------------------- SuiteConfig
+
+
+def test_suite_config_equals_keywords() -> None:
+    # the same options as keywords or as one SuiteConfig give the same run
+    from ek.agents.harness import SuiteConfig
+
+    def flaky(task: TaskSpec, ctx: TrialContext) -> int:
+        return task.input * 2 if ctx.rng.random() < 0.6 else -1
+
+    kw = {"k": 3, "seed": 5, "concurrency": 2}
+    a = run_suite(flaky, _tasks(4), **kw)  # type: ignore[arg-type]
+    b = run_suite(flaky, _tasks(4), config=SuiteConfig(k=3, seed=5, concurrency=2))
+    c = run_suite(flaky, _tasks(4), config=SuiteConfig(k=1, seed=5), k=3, concurrency=2)
+    assert a.counts == b.counts == c.counts
+    assert a.verdicts == b.verdicts == c.verdicts
+
+
+def test_suite_config_is_frozen_and_validated() -> None:
+    import dataclasses
+
+    from ek.agents.harness import SuiteConfig
+
+    cfg = SuiteConfig(k=2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.k = 3  # type: ignore[misc]
+    with pytest.raises(ValueError, match="k must be an int >= 1, got 0"):
+        cfg.replace(k=0)
+    with pytest.raises(ValueError, match="timeout must be a number > 0 or None, got -1"):
+        SuiteConfig(timeout=-1)
+    with pytest.raises(TypeError, match="config must be a SuiteConfig"):
+        run_suite(double, _tasks(1), config={"k": 2})  # type: ignore[arg-type]
+
+
+def test_misspelled_option_is_a_type_error() -> None:
+    # run_suite no longer spells out its 17 keywords; a typo must still fail loudly
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['kk'\]"):
+        run_suite(double, _tasks(1), kk=3)  # type: ignore[call-arg]
+
+    async def main() -> None:
+        with pytest.raises(TypeError, match=r"arun_suite\(\) got unexpected"):
+            await arun_suite(double, _tasks(1), timout=1.0)  # type: ignore[call-arg]
+
+    asyncio.run(main())
+
+
+def test_async_agent_timeout_through_the_one_helper() -> None:
+    # an async agent that never answers within the limit is an agent failure, not a hang
+    async def slow(task: TaskSpec) -> int:
+        await asyncio.sleep(30)
+        return 0
+
+    res = run_suite(slow, _tasks(2), timeout=0.05)
+    assert res.agent_failures == 2
+    assert all(e.error == "timeout: no result within 0.05s" for e in res.episodes)

@@ -23,6 +23,7 @@ from typing import Any
 from inspect_ai.scorer import Metric, SampleScore, metric
 
 from ek.adapters._shell import resolve_metric
+from ek.agents.cost import corpus_cost_of_pass
 from ek.fields import micro_f1 as _micro_f1
 
 from ._meta import num, rebuild_scores, records
@@ -47,19 +48,17 @@ LIVE_METRICS: dict[str, Any] = {}
 
 
 def cost_of_pass_value(recs: list[Mapping[str, Any]]) -> float:
-    """``sum(dollars) / sum(successes)`` over ek records (NaN: unknown dollars or no record)."""
-    if not recs:
-        return math.nan
-    total, succ = 0.0, 0.0
-    for r in recs:
-        d = r.get("dollars")
-        if d is None:
-            return math.nan  # an unknown part makes the total unknown
-        total += num(d)
-        succ += num(r.get("successes", 0))
-    if math.isnan(total):
-        return math.nan
-    return math.inf if succ == 0 else total / succ
+    """``sum(dollars) / sum(successes)`` over ek records (NaN: unknown dollars or no record).
+
+    The one Cost-of-Pass rule, :func:`ek.agents.cost.corpus_cost_of_pass`, on each record's
+    ``dollars`` and ``successes``.
+    """
+    return corpus_cost_of_pass(_dollars_successes(r) for r in recs)
+
+
+def _dollars_successes(rec: Mapping[str, Any]) -> tuple[float | None, float]:
+    d = rec.get("dollars")
+    return (None if d is None else num(d)), num(rec.get("successes", 0))
 
 
 @metric(name=qualified("cost_of_pass_metric"), scores="unreduced")

@@ -36,6 +36,7 @@ from typing import Any
 
 from inspect_ai.scorer import Score, ScoreReducer, score_reducer
 
+from ek._validate import is_number
 from ek.adapters._shell import json_safe
 from ek.agents.reliability import pass_at_k, pass_hat_k
 
@@ -81,7 +82,7 @@ def _sum_details(details: list[Mapping[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for d in details:
         for k, v in d.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
+            if not is_number(v):
                 continue
             out[k] = out.get(k, 0.0) + float(v)
     return out

@@ -138,10 +138,10 @@ def _options(metric: Any, options: Mapping[str, Any]) -> dict[str, Any]:
     """The options a metric class (or registered name) accepts, others dropped."""
     if not isinstance(metric, (str, type)):
         return {}
-    from ek.adapters._shell import _load_registrations
+    from ek.adapters._shell import load_metric_registrations
     from ek.registry import resolve
 
-    _load_registrations()
+    load_metric_registrations()
     cls = resolve("metrics", metric) if isinstance(metric, str) else metric
     if not isinstance(cls, type):  # a registered default instance: its class takes the options
         cls = type(cls)

@@ -20,19 +20,19 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
-import json
 import math
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from ek.base import Score
+from ek.jsonio import dumps, to_json_safe
 from ek.registry import resolve
 
 __all__ = [
     "EkAdapterError",
     "detail_json",
     "json_safe",
+    "load_metric_registrations",
     "metric_label",
     "passes",
     "resolve_metric",
@@ -51,7 +51,8 @@ class EkAdapterError(RuntimeError):
     """
 
 
-def _load_registrations() -> None:
+def load_metric_registrations() -> None:
+    """Import the ek modules that register agent metrics by name (absent ones are skipped)."""
     for mod in _METRIC_MODULES:
         try:
             importlib.import_module(mod)
@@ -75,7 +76,7 @@ def resolve_metric(metric: Any, **options: Any) -> Any:
     """
     opts = {k: v for k, v in options.items() if v is not None}
     if isinstance(metric, str):
-        _load_registrations()
+        load_metric_registrations()
         metric = resolve("metrics", metric)
         if opts and not isinstance(metric, type):
             metric = type(metric)  # a registered default instance: build one with the options
@@ -157,28 +158,12 @@ def passes(score: Score, threshold: float, *, higher_is_better: bool) -> bool:
 
 
 def json_safe(obj: Any) -> Any:
-    """``obj`` as strict JSON data: non-finite floats become ``"NaN"`` / ``"Infinity"`` /
-    ``"-Infinity"``, tuples and sets lists, other objects their ``repr``."""
-    if isinstance(obj, float):
-        if math.isnan(obj):
-            return "NaN"
-        if math.isinf(obj):
-            return "Infinity" if obj > 0 else "-Infinity"
-        return obj
-    if obj is None or isinstance(obj, (str, int, bool)):
-        return obj
-    if isinstance(obj, Mapping):
-        return {str(k): json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    if isinstance(obj, (set, frozenset)):
-        return sorted((json_safe(v) for v in obj), key=repr)
-    to_dict = getattr(obj, "to_dict", None)
-    if callable(to_dict):
-        return json_safe(to_dict())
-    return repr(obj)
+    """``obj`` as strict JSON data: ek's one codec, :func:`ek.jsonio.to_json_safe` (non-finite
+    floats become ``"NaN"`` / ``"Infinity"`` / ``"-Infinity"``, tuples and sets lists, other
+    objects their ``repr``; :func:`ek.jsonio.from_json_safe` reads it back)."""
+    return to_json_safe(obj)
 
 
 def detail_json(score: Score) -> str:
     """The score's ``detail`` as a strict JSON string (see :func:`json_safe`)."""
-    return json.dumps(json_safe(dict(score.detail)), ensure_ascii=False, allow_nan=False)
+    return dumps(dict(score.detail))

@@ -365,7 +365,7 @@ def _run_report(args: argparse.Namespace) -> int:
         _err(str(e))
         return EXIT_REFUSED
     if args.json:
-        from ek.harness import to_json_safe
+        from ek.jsonio import to_json_safe
 
         _emit(json.dumps(to_json_safe(data), indent=1, ensure_ascii=False) + "\n")
     else:

@@ -30,17 +30,18 @@ import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
-from ek._validate import finite
-from ek.agents.base import TOKEN_KINDS, Cost, Episode
+from ek._validate import finite, is_number
+from ek.agents.episode import TOKEN_KINDS, Cost, Episode
+from ek.base import ReadOnlyDict
 
 __all__ = [
     "CostReport",
     "ModelPrice",
     "PricedCost",
     "UsageTotals",
+    "corpus_cost_of_pass",
     "cost_of_pass",
     "cost_report",
     "dollars",
@@ -84,14 +85,14 @@ class ModelPrice:
     reasoning: float | None = None
     model: str | None = None
     source: str | None = None
-    extra: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    extra: Mapping[str, float] = field(default_factory=ReadOnlyDict)
 
     def __post_init__(self) -> None:
         for k in _RATES:
             v = getattr(self, k)
             if v is not None:
                 object.__setattr__(self, k, finite(f"ModelPrice.{k}", v, minimum=0.0))
-        object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
+        object.__setattr__(self, "extra", ReadOnlyDict(dict(self.extra)))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``None`` rates omitted)."""
@@ -124,7 +125,7 @@ def pricing_to_dict(
         >>> pricing_to_dict(ModelPrice(output=1e-5), None)
         {'price': {'output': 1e-05}}
         >>> pricing_from_dict(pricing_to_dict(None, {"m": ModelPrice(input=2e-6)}))
-        (None, {'m': ModelPrice(input=2e-06, output=None, cache_read=None, cache_write=None, reasoning=None, model=None, source=None, extra=mappingproxy({}))})
+        (None, {'m': ModelPrice(input=2e-06, output=None, cache_read=None, cache_write=None, reasoning=None, model=None, source=None, extra={})})
     """
     if price is None and prices is None:
         return None
@@ -324,7 +325,7 @@ def cost_of_pass(total_dollars: float | None, successes: float) -> float | None:
     Raises:
         ValueError: negative or non-finite inputs.
     """
-    if isinstance(successes, bool) or not isinstance(successes, (int, float)):
+    if not is_number(successes):
         raise TypeError(f"successes must be a number, got {successes!r}")
     if not math.isfinite(successes) or successes < 0:
         raise ValueError(f"successes must be a finite number >= 0, got {successes!r}")
@@ -334,6 +335,37 @@ def cost_of_pass(total_dollars: float | None, successes: float) -> float | None:
     if successes == 0:
         return math.inf  # nothing succeeded: the cost of one success is unbounded
     return d / successes
+
+
+def corpus_cost_of_pass(parts: Iterable[tuple[float | None, float]]) -> float:
+    """Cost-of-Pass of a corpus from each item's ``(dollars, successes)``: THE rule.
+
+    :func:`cost_of_pass` of the summed dollars and summed successes (a ratio of two sums, never
+    a mean of per-item ratios): ``inf`` when nothing succeeded. NaN when there is no item, or
+    when any item's dollars are unknown (``None`` or NaN: an unknown part makes the total
+    unknown) or its successes are NaN. :meth:`ek.agents.metrics.CostPerSuccessMetric.aggregate`,
+    the Inspect adapter's ``ek/cost_of_pass_metric`` and its epoch reducers all call it.
+
+    Raises:
+        ValueError: negative dollars or successes.
+
+    Example:
+        >>> corpus_cost_of_pass([(0.5, 1), (1.5, 0), (1.0, 1)])    # (0.5 + 1.5 + 1.0) / 2
+        1.5
+        >>> corpus_cost_of_pass([(1.0, 0)]), corpus_cost_of_pass([(1.0, 1), (None, 1)])
+        (inf, nan)
+    """
+    total, succ, n = 0.0, 0.0, 0
+    for d, c in parts:
+        n += 1
+        if d is None or math.isnan(d) or math.isnan(c):
+            return math.nan
+        total += d
+        succ += c
+    if n == 0:
+        return math.nan
+    cop = cost_of_pass(total, succ)
+    return math.nan if cop is None else cop
 
 
 @dataclass(frozen=True)
@@ -410,7 +442,7 @@ class _Acc:
 
     def done(self) -> UsageTotals:
         return UsageTotals(
-            MappingProxyType(dict(self.tokens)),
+            ReadOnlyDict(dict(self.tokens)),
             self.dollars if self.n else None,
             self.n,
             tuple(sorted(self.unpriced)),
@@ -489,8 +521,8 @@ def cost_report(
         n_episodes=len(eps),
         successes=n_success,
         total=total.done(),
-        by_role=MappingProxyType({k: v.done() for k, v in sorted(by_role.items())}),
-        by_model=MappingProxyType({k: v.done() for k, v in sorted(by_model.items())}),
+        by_role=ReadOnlyDict({k: v.done() for k, v in sorted(by_role.items())}),
+        by_model=ReadOnlyDict({k: v.done() for k, v in sorted(by_model.items())}),
         agent_dollars=agent_dollars,
         cost_of_pass=cop,
         unpriced_models=tuple(sorted(unpriced_models)),
@@ -561,9 +593,7 @@ def load_prices(
         rates: dict[str, float | None] = {}
         for lf, rate in _LITELLM_FIELDS.items():
             v = entry.get(_tiered(lf, tier), entry.get(lf)) if tier else entry.get(lf)
-            rates[rate] = (
-                float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
-            )
+            rates[rate] = float(v) if is_number(v) else None
         if cache_fallback and rates["input"] is not None:
             for k in ("cache_read", "cache_write"):
                 if rates[k] is None:
@@ -572,10 +602,7 @@ def load_prices(
         extra = {
             k: float(v)
             for k, v in entry.items()
-            if k not in used
-            and _PER_TOKEN.search(k)
-            and isinstance(v, (int, float))
-            and not isinstance(v, bool)
+            if k not in used and _PER_TOKEN.search(k) and is_number(v)
         }
         out[name] = ModelPrice(**rates, model=name, source=src, extra=extra)
     return out

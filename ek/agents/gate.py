@@ -12,7 +12,7 @@ good direction) is below ``-tolerance``:
 * **metrics** both runs scored: a percentile bootstrap over tasks (Efron & Tibshirani 1993) of
   the difference of each metric's own ratio-of-sums aggregate, resampling each run's tasks
   independently; the direction comes from ``detail["higher_is_better"]`` first
-  (:func:`ek.harness.metric_direction`), so a **cost** regression is caught.
+  (:func:`ek.scalar_gate.metric_direction`), so a **cost** regression is caught.
 
 Not "our interval vs the baseline's point" (the baseline is noisy too: one flake against a lucky
 baseline reads as a confident regression), and not "do the two intervals overlap" (that is
@@ -26,7 +26,7 @@ A check whose change **cannot be estimated** (a Cost-of-Pass that is NaN because
 dollars are unknown; ``inf - inf`` when neither run has a success) is ``"undefined"`` and
 **fails** the gate, naming why: a run whose spend tripled must not pass because one price was
 missing. ``allow_undefined=[name]`` (``ek-agents gate --allow-undefined NAME``) accepts it with
-a warning. The scalar :func:`ek.harness.regression_gate` treats an undefined change the same way.
+a warning. The scalar :func:`ek.scalar_gate.regression_gate` treats an undefined change the same way.
 
 **Stratified (paired) variant** (``stratified=True``): on the tasks both runs share, the
 per-task differences ``d_t = rate_current(t) - rate_baseline(t)`` (and per-task pass^k
@@ -63,19 +63,15 @@ import os
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
-from ek.base import Score
-from ek.harness import to_json_safe, undefined_policy
+from ek._validate import is_number
+from ek.base import ReadOnlyDict, Score
+from ek.jsonio import to_json_safe
+from ek.scalar_gate import undefined_policy
+from ek.stats import Interval, difference_interval, newcombe_difference, normal_quantile
 
-from .reliability import (
-    Interval,
-    difference_interval,
-    newcombe_difference,
-    normal_quantile,
-    pass_hat_k,
-)
+from .reliability import pass_hat_k
 from .summary import MetricSummary, RunSummary, metric_aggregator
 
 __all__ = [
@@ -363,7 +359,7 @@ def _verdict(
         tol,
         verdict,
         reason,
-        MappingProxyType(dict(detail)),
+        ReadOnlyDict(dict(detail)),
         allowed=allowed and verdict == "undefined",
     )
 
@@ -394,7 +390,7 @@ def _allow_set(allowed: bool | frozenset[str]) -> Callable[[str], bool]:
 def _check_arguments(
     tolerance: float, confidence: float, tolerances: Mapping[str, float] | None
 ) -> dict[str, float]:
-    if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
+    if not is_number(tolerance):
         raise TypeError(f"tolerance must be a number >= 0, got {tolerance!r}")
     if not tolerance >= 0 or math.isinf(tolerance):
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
@@ -402,7 +398,7 @@ def _check_arguments(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     tols = dict(tolerances or {})
     for name, t in tols.items():
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0:
+        if not is_number(t) or not t >= 0:
             raise ValueError(f"tolerances[{name!r}] must be a number >= 0, got {t!r}")
     return {name: float(t) for name, t in tols.items()}
 
@@ -461,8 +457,11 @@ def _shared_tasks(
 
 @dataclass(frozen=True)
 class _Setup:
-    """What every check of one gate call shares."""
+    """What every check of one gate call shares: the two runs, their non-empty per-task counts,
+    the shared tasks (stratified) and the options."""
 
+    current: RunSummary
+    baseline: RunSummary
     cur: Mapping[str, tuple[int, int]]
     base: Mapping[str, tuple[int, int]]
     shared: list[str] | None
@@ -470,6 +469,10 @@ class _Setup:
     tol: Callable[[str], float]
     allowed: Callable[[str], bool]
     warnings: list[str]
+    k: int | None = None
+    metrics: bool = True
+    n_resamples: int = 2000
+    seed: int = 0
 
     def verdict(
         self,
@@ -554,18 +557,47 @@ def _metric_check(
     return g.verdict(name, "metric", iv, (cv, bv), mc.higher_is_better, det)
 
 
-def _metric_checks(
-    g: _Setup, cur: RunSummary, base: RunSummary, n_resamples: int, seed: int
-) -> list[GateCheck]:
+def _success_checks(g: _Setup) -> list[GateCheck]:
+    """The success rate (always checked)."""
+    return [_success_check(g)]
+
+
+def _pass_hat_checks(g: _Setup) -> list[GateCheck]:
+    """pass^k at the requested k, else the largest k both runs support; none below 2."""
+    min_n = min(n for n, _ in (*g.cur.values(), *g.base.values()))
+    if g.k is not None and g.k > min_n:
+        raise ValueError(
+            f"k={g.k} exceeds the smallest per-task trial count {min_n} of the two runs"
+        )
+    kk = min(g.current.k, g.baseline.k, min_n) if g.k is None else int(g.k)
+    if kk < 2:
+        g.warnings.append("pass^k not checked: a run has fewer than 2 trials per task")
+        return []
+    return [_pass_hat_check(g, kk)]
+
+
+def _metric_checks(g: _Setup) -> list[GateCheck]:
+    """Each metric both runs scored (when ``metrics=True``)."""
+    if not g.metrics:
+        return []
+    cur, base = g.current.metrics, g.baseline.metrics
     out = []
-    for name in sorted(set(cur.metrics) | set(base.metrics)):
-        if name not in cur.metrics or name not in base.metrics:
+    for name in sorted(set(cur) | set(base)):
+        if name not in cur or name not in base:
             g.warnings.append(f"metric {name!r} is in only one run; not compared")
             continue
-        c = _metric_check(g, name, cur.metrics[name], base.metrics[name], n_resamples, seed)
+        c = _metric_check(g, name, cur[name], base[name], g.n_resamples, g.seed)
         if c is not None:
             out.append(c)
     return out
+
+
+#: The gate's checks, each independent of the others: ``check(setup) -> [GateCheck, ...]``.
+_CHECKS: tuple[Callable[[_Setup], list[GateCheck]], ...] = (
+    _success_checks,
+    _pass_hat_checks,
+    _metric_checks,
+)
 
 
 def _reason(checks: Sequence[GateCheck]) -> str:
@@ -623,7 +655,7 @@ def agent_regression_gate(
         allow_undefined: Check names whose change may be undefined (NaN: an unknown cost,
             ``inf - inf`` when neither run has a success) without failing the gate, or
             ``True`` for every check. By default an undefined check **fails** the gate, as a
-            NaN does in the scalar :func:`ek.harness.regression_gate`.
+            NaN does in the scalar :func:`ek.scalar_gate.regression_gate`.
         allow_unscored: Gate runs that have unscored samples on their scored samples only
             (with a warning). By default such a run is refused.
         success_scorer: For a run given as an Inspect log path, the scorer that decides
@@ -655,27 +687,22 @@ def agent_regression_gate(
     _refuse(cur, base, allow_unscored, warnings)
     cur_counts = {t: nc for t, nc in cur.counts.items() if nc[0] > 0}
     base_counts = {t: nc for t, nc in base.counts.items() if nc[0] > 0}
-    shared = _shared_tasks(cur_counts, base_counts, warnings) if stratified else None
     g = _Setup(
+        cur,
+        base,
         cur_counts,
         base_counts,
-        shared,
+        _shared_tasks(cur_counts, base_counts, warnings) if stratified else None,
         float(confidence),
         lambda name: float(tols.get(name, tolerance)),
         _allow_set(policy),
         warnings,
+        k=k,
+        metrics=metrics,
+        n_resamples=n_resamples,
+        seed=seed,
     )
-    checks = [_success_check(g)]
-    min_n = min(n for n, _ in (*cur_counts.values(), *base_counts.values()))
-    kk = min(cur.k, base.k, min_n) if k is None else int(k)
-    if k is not None and kk > min_n:
-        raise ValueError(f"k={k} exceeds the smallest per-task trial count {min_n} of the two runs")
-    if kk >= 2:
-        checks.append(_pass_hat_check(g, kk))
-    else:
-        warnings.append("pass^k not checked: a run has fewer than 2 trials per task")
-    if metrics:
-        checks.extend(_metric_checks(g, cur, base, n_resamples, seed))
+    checks = [c for make in _CHECKS for c in make(g)]
     if not isinstance(policy, bool):
         unknown = sorted(policy - {c.name for c in checks})
         if unknown:
@@ -688,8 +715,8 @@ def agent_regression_gate(
         tolerance=float(tolerance),
         confidence=float(confidence),
         stratified=stratified,
-        current=MappingProxyType(_side(cur)),
-        baseline=MappingProxyType(_side(base)),
+        current=ReadOnlyDict(_side(cur)),
+        baseline=ReadOnlyDict(_side(base)),
     )
 
 

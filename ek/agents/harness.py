@@ -1,8 +1,8 @@
 """The agent harness: ``run_suite``, baselines, and the variance-aware regression gate.
 
 This module gathers the public names; the parts live in small modules:
-:mod:`ek.agents.suite` (:func:`run_suite`, :class:`SuiteResult`, :class:`TrialContext`, the
-progress protocol), :mod:`ek.agents.store` (the resumable JSON-lines trial store),
+:mod:`ek.agents.suite` (:func:`run_suite`, :class:`SuiteConfig`, :class:`SuiteResult`,
+:class:`TrialContext`, the progress protocol), :mod:`ek.agents.store` (the resumable JSON-lines trial store),
 :mod:`ek.agents.summary` (:class:`RunSummary`, what a baseline persists),
 :mod:`ek.agents.gate` (:func:`agent_regression_gate`) and :mod:`ek.agents.runs`
 (:func:`load_run`).
@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ek.harness import read_json, write_json_atomic
+from ek.jsonio import read_json, write_json_atomic
 
 from .gate import GateCheck, GateRefusedError, GateResult, agent_regression_gate, paired_difference
 from .runs import RunLoadError, load_run
@@ -38,6 +38,8 @@ from .suite import (
     Progress,
     ProgressEvent,
     SliceResult,
+    SuiteConfig,
+    SuiteOptions,
     SuiteResult,
     TrialContext,
     arun_suite,
@@ -58,6 +60,8 @@ __all__ = [
     "RunLoadError",
     "RunSummary",
     "SliceResult",
+    "SuiteConfig",
+    "SuiteOptions",
     "SuiteResult",
     "TrialContext",
     "agent_regression_gate",
@@ -105,7 +109,7 @@ def load_agent_baseline(path: str | os.PathLike[str]) -> RunSummary:
         RunLoadError: the file is not an ek-agents baseline; ``OSError`` when unreadable.
     """
     p = os.fspath(path)
-    data = read_json(p)
+    data = read_json(p, decode=False)  # RunSummary.from_dict decodes it (once)
     if not isinstance(data, dict) or data.get("format") != SUMMARY_FORMAT:
         raise RunLoadError(f"{p}: not an ek-agents baseline (expected format {SUMMARY_FORMAT!r})")
     try:

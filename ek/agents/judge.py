@@ -34,19 +34,18 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import inspect
 import math
 import numbers
-import threading
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
-from ek.agents.reliability import Interval, bootstrap_interval
-from ek.base import Score, is_episode
-from ek.iaa import _interval_alpha_pairs, cohen_kappa_result, krippendorff_alpha_result
+from ek._validate import is_number, positive_number
+from ek.base import ReadOnlyDict, Score, is_episode
+from ek.calling import CallTimeoutError, EventLoopRunningError, acall, call, is_async_callable
+from ek.iaa import cohen_kappa_result, interval_alpha_pairs, krippendorff_alpha_result
 from ek.quality import JUDGE_COST_TIER
+from ek.stats import Interval, bootstrap_interval
 
 __all__ = [
     "KRIPPENDORFF_CITATION",
@@ -90,20 +89,6 @@ class JudgeError(RuntimeError):
 # --------------------------------------------------------------------------------------------
 
 
-def _is_async(fn: Any) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004 (an async __call__ method)
-    )
-
-
-def _loop_running() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
 def _event_loop_error(who: str) -> JudgeError:
     return JudgeError(
         f"judge {who!r} is async and an event loop is already running in this thread, so a "
@@ -118,79 +103,36 @@ def _raised(who: str, e: BaseException) -> JudgeError:
     return JudgeError(f"judge {who!r} raised {type(e).__name__}: {e}", kind="raised", judge=who)
 
 
-async def _await(aw: Awaitable[Any], timeout: float | None, who: str) -> Any:
+def _timed_out(who: str, timeout: float | None) -> JudgeError:
+    return JudgeError(f"judge {who!r} timed out after {timeout} s", kind="timeout", judge=who)
+
+
+def _invoke(judge: JudgeFn, args: tuple[Any, ...], timeout: float | None, who: str) -> Any:
+    """Call ``judge(*args)`` synchronously (an async judge runs with asyncio.run), through
+    :func:`ek.calling.call`; every failure becomes a :class:`JudgeError`."""
     try:
-        return await asyncio.wait_for(aw, timeout)
-    except asyncio.TimeoutError:
-        raise JudgeError(
-            f"judge {who!r} timed out after {timeout} s", kind="timeout", judge=who
-        ) from None
-    except JudgeError:
-        raise
+        return call(judge, args, timeout=timeout)
+    except EventLoopRunningError:
+        raise _event_loop_error(who) from None
+    except CallTimeoutError:
+        raise _timed_out(who, timeout) from None
+    except asyncio.TimeoutError as e:
+        if is_async_callable(judge):  # an async judge's own timeout reads as one
+            raise _timed_out(who, timeout) from None
+        raise _raised(who, e) from e
     except Exception as e:
         raise _raised(who, e) from e
 
 
-def _call_in_thread(judge: JudgeFn, args: tuple[Any, ...], timeout: float, who: str) -> Any:
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = judge(*args)
-        except BaseException as e:  # reported in the caller's thread
-            box["error"] = e
-
-    t = threading.Thread(target=run, name=f"ek-judge-{who}", daemon=True)
-    t.start()
-    t.join(timeout)
-    if t.is_alive():  # the thread cannot be killed; it is abandoned (daemon) and ignored
-        raise JudgeError(f"judge {who!r} timed out after {timeout} s", kind="timeout", judge=who)
-    if "error" in box:
-        raise _raised(who, box["error"]) from box["error"]
-    return box.get("value")
-
-
-def _run_awaitable(aw: Any, timeout: float | None, who: str) -> Any:
-    if _loop_running():
-        if inspect.iscoroutine(aw):
-            aw.close()  # never awaited: close it to avoid a "never awaited" warning
-        raise _event_loop_error(who)
-
-    async def main() -> Any:
-        return await _await(aw, timeout, who)
-
-    return asyncio.run(main())
-
-
-def _invoke(judge: JudgeFn, args: tuple[Any, ...], timeout: float | None, who: str) -> Any:
-    """Call ``judge(*args)`` synchronously (running an async judge with asyncio.run)."""
-    if _is_async(judge) and _loop_running():
-        raise _event_loop_error(who)
-    if timeout is not None and not _is_async(judge):
-        res = _call_in_thread(judge, args, timeout, who)
-    else:
-        try:
-            res = judge(*args)
-        except Exception as e:
-            raise _raised(who, e) from e
-    if inspect.isawaitable(res):
-        res = _run_awaitable(res, timeout, who)
-    return res
-
-
 async def _ainvoke(judge: JudgeFn, args: tuple[Any, ...], timeout: float | None, who: str) -> Any:
-    """Await ``judge(*args)``; a sync judge runs in a worker thread (the loop is not blocked)."""
-    if _is_async(judge):
-        try:
-            aw = judge(*args)
-        except Exception as e:
-            raise _raised(who, e) from e
-    else:
-        aw = asyncio.to_thread(judge, *args)
-    res = await _await(aw, timeout, who)
-    if inspect.isawaitable(res):
-        res = await _await(res, timeout, who)
-    return res
+    """Await ``judge(*args)`` through :func:`ek.calling.acall` (a sync judge runs in a worker
+    thread, so the loop is not blocked); every failure becomes a :class:`JudgeError`."""
+    try:
+        return await acall(judge, args, timeout=timeout)
+    except (CallTimeoutError, asyncio.TimeoutError):
+        raise _timed_out(who, timeout) from None
+    except Exception as e:
+        raise _raised(who, e) from e
 
 
 def _score(value: Any, scale: tuple[float, float], who: str) -> float:
@@ -255,9 +197,9 @@ def _check_scale(scale: Any) -> tuple[float, float]:
 def _check_timeout(timeout: Any) -> float | None:
     if timeout is None:
         return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"timeout must be None or a number of seconds > 0, got {timeout!r}")
-    return float(timeout)
+    return positive_number(
+        "timeout", timeout, "{owner} must be None or a number of seconds > 0, got {value!r}"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -384,7 +326,7 @@ class JudgeMetric:
         self.scale = _check_scale(scale)
         self.timeout = _check_timeout(timeout)
         if threshold is not None:
-            if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            if not is_number(threshold):
                 raise TypeError(f"threshold must be a number or None, got {threshold!r}")
             if not self.scale[0] <= threshold <= self.scale[1]:
                 raise ValueError(f"threshold must lie in scale {list(self.scale)}, got {threshold}")
@@ -642,7 +584,7 @@ class JudgeValidation:
     passed: bool
     reason: str
     citation: str = KRIPPENDORFF_CITATION
-    detail: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    detail: Mapping[str, Any] = field(default_factory=ReadOnlyDict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (NaN becomes ``None``)."""
@@ -678,6 +620,82 @@ def _is_missing(v: Any) -> bool:
 
 def _unwrap(v: Any) -> Any:
     return v.value if isinstance(v, Score) else v
+
+
+def _check_validation_inputs(
+    judge_scores: Any, human_labels: Any, level: Any, threshold: Any
+) -> None:
+    if isinstance(judge_scores, (str, bytes)) or not isinstance(judge_scores, Sequence):
+        raise TypeError(f"judge_scores must be a sequence, got {type(judge_scores).__name__}")
+    if isinstance(human_labels, (str, bytes)) or not isinstance(human_labels, Sequence):
+        raise TypeError(f"human_labels must be a sequence, got {type(human_labels).__name__}")
+    if len(judge_scores) != len(human_labels):
+        raise ValueError(
+            f"judge_scores and human_labels must cover the same units, got "
+            f"{len(judge_scores)} and {len(human_labels)}"
+        )
+    if level not in _KAPPA_WEIGHTS:
+        raise ValueError(f"level must be one of {list(_KAPPA_WEIGHTS)}, got {level!r}")
+    if not is_number(threshold):
+        raise TypeError(f"threshold must be a number, got {threshold!r}")
+    if not -1.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be an alpha in [-1, 1], got {threshold}")
+
+
+def _alpha_interval(
+    pairs: Sequence[tuple[Any, Any]],
+    alpha_res: Any,
+    level: str,
+    numeric: bool,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> Interval:
+    """Alpha with its percentile-bootstrap interval over units (NaN when undefined)."""
+    alpha = alpha_res.value
+    if len(pairs) < 2 or math.isnan(alpha):
+        return Interval(_NAN, _NAN, _NAN, confidence, "percentile-bootstrap", alpha_res.reason)
+
+    def stat(idx: Sequence[float]) -> float:
+        sub = [pairs[int(i)] for i in idx]
+        if level == "interval" and numeric:
+            return interval_alpha_pairs([(float(a), float(b)) for a, b in sub])
+        return krippendorff_alpha_result([[a for a, _ in sub], [b for _, b in sub]], level).value
+
+    iv = bootstrap_interval(
+        [float(i) for i in range(len(pairs))],
+        stat,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
+    return Interval(alpha, iv.low, iv.high, iv.confidence, iv.method, iv.reason)
+
+
+def _kappa(js: Sequence[Any], hs: Sequence[Any], weights: Any) -> tuple[float, str]:
+    """Cohen's kappa and its reason (NaN for no pairs or continuous scores)."""
+    distinct = {v for v in [*js, *hs] if isinstance(v, Hashable)}
+    if not js:
+        return _NAN, "no complete pairs"
+    if len(distinct) > _MAX_KAPPA_LABELS:
+        return (
+            _NAN,
+            f"{len(distinct)} distinct values: continuous scores, kappa not meaningful (use alpha)",
+        )
+    try:
+        k_res = cohen_kappa_result(js, hs, weights)
+    except TypeError as e:
+        return _NAN, str(e)
+    return k_res.value, k_res.reason
+
+
+def _agreement(pairs: Sequence[tuple[Any, Any]], numeric: bool, tolerance: float) -> float:
+    """The share of units where judge and human agree (within ``tolerance`` when numeric)."""
+    if not pairs:
+        return _NAN
+    if numeric:
+        return sum(abs(float(a) - float(b)) <= tolerance for a, b in pairs) / len(pairs)
+    return sum(a == b for a, b in pairs) / len(pairs)
 
 
 def judge_validation(
@@ -725,21 +743,7 @@ def judge_validation(
         >>> judge_validation([3, 1, 5, 2, 4, 4, 5, 1, 2, 3], human, n_resamples=200).passed
         False
     """
-    if isinstance(judge_scores, (str, bytes)) or not isinstance(judge_scores, Sequence):
-        raise TypeError(f"judge_scores must be a sequence, got {type(judge_scores).__name__}")
-    if isinstance(human_labels, (str, bytes)) or not isinstance(human_labels, Sequence):
-        raise TypeError(f"human_labels must be a sequence, got {type(human_labels).__name__}")
-    if len(judge_scores) != len(human_labels):
-        raise ValueError(
-            f"judge_scores and human_labels must cover the same units, got "
-            f"{len(judge_scores)} and {len(human_labels)}"
-        )
-    if level not in _KAPPA_WEIGHTS:
-        raise ValueError(f"level must be one of {list(_KAPPA_WEIGHTS)}, got {level!r}")
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-        raise TypeError(f"threshold must be a number, got {threshold!r}")
-    if not -1.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be an alpha in [-1, 1], got {threshold}")
+    _check_validation_inputs(judge_scores, human_labels, level, threshold)
     pairs = [
         (_unwrap(j), _unwrap(h))
         for j, h in zip(judge_scores, human_labels)
@@ -747,52 +751,13 @@ def judge_validation(
     ]
     n, n_missing = len(pairs), len(judge_scores) - len(pairs)
     js, hs = [p[0] for p in pairs], [p[1] for p in pairs]
-
     alpha_res = krippendorff_alpha_result([js, hs], level)
     alpha = alpha_res.value
-    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in js + hs)
-
-    def stat(idx: Sequence[float]) -> float:
-        sub = [pairs[int(i)] for i in idx]
-        if level == "interval" and numeric:
-            return _interval_alpha_pairs([(float(a), float(b)) for a, b in sub])
-        return krippendorff_alpha_result([[a for a, _ in sub], [b for _, b in sub]], level).value
-
-    if n >= 2 and not math.isnan(alpha):
-        iv = bootstrap_interval(
-            [float(i) for i in range(n)],
-            stat,
-            confidence=confidence,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
-        iv = Interval(alpha, iv.low, iv.high, iv.confidence, iv.method, iv.reason)
-    else:
-        iv = Interval(_NAN, _NAN, _NAN, confidence, "percentile-bootstrap", alpha_res.reason)
-
+    numeric = all(is_number(v) for v in js + hs)
+    iv = _alpha_interval(pairs, alpha_res, level, numeric, confidence, n_resamples, seed)
     weights = _KAPPA_WEIGHTS[level]
-    distinct = {v for v in js + hs if isinstance(v, Hashable)}
-    if n == 0:
-        kappa, kappa_reason = _NAN, "no complete pairs"
-    elif len(distinct) > _MAX_KAPPA_LABELS:
-        kappa, kappa_reason = (
-            _NAN,
-            f"{len(distinct)} distinct values: continuous scores, kappa not meaningful (use alpha)",
-        )
-    else:
-        try:
-            k_res = cohen_kappa_result(js, hs, weights)
-            kappa, kappa_reason = k_res.value, k_res.reason
-        except TypeError as e:
-            kappa, kappa_reason = _NAN, str(e)
-
-    if n == 0:
-        agreement = _NAN
-    elif numeric:
-        agreement = sum(abs(float(a) - float(b)) <= tolerance for a, b in pairs) / n
-    else:
-        agreement = sum(a == b for a, b in pairs) / n
-
+    kappa, kappa_reason = _kappa(js, hs, weights)
+    agreement = _agreement(pairs, numeric, tolerance)
     criterion = iv.low if require_lower_bound else alpha
     what = "alpha's lower bound" if require_lower_bound else "alpha"
     if math.isnan(criterion):

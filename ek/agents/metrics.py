@@ -38,8 +38,8 @@ from ek.base import Score, is_episode
 from ek.canon import default_canonicalizer
 from ek.registry import UnknownNameError, register, registered, resolve
 
-from .base import TaskSpec
-from .cost import ModelPrice, episode_dollars, price_cost
+from .cost import ModelPrice, corpus_cost_of_pass, episode_dollars, price_cost
+from .spec import TaskSpec
 
 __all__ = [
     "Checker",
@@ -372,21 +372,22 @@ class CostPerSuccessMetric:
         """``sum(dollars) / sum(successes)``: a ratio of two sums, never a mean of ratios.
 
         ``inf`` when nothing succeeded; NaN when any episode's dollars are unknown (an unknown
-        part makes the total unknown) or the corpus is empty.
+        part makes the total unknown) or the corpus is empty
+        (:func:`ek.agents.cost.corpus_cost_of_pass`).
         """
-        if not scores:
-            return math.nan
-        total = 0.0
-        for s in scores:
-            d = s.detail.get("dollars")
-            if d is None:
-                return math.nan
-            total += float(d)
-        succ = sum(float(s.detail["successes"]) for s in scores)
-        return math.inf if succ == 0 else total / succ
+        return corpus_cost_of_pass(_dollars_successes(s.detail) for s in scores)
 
     def __repr__(self) -> str:
         return f"CostPerSuccessMetric(check={_label(self.check)!r}, price={self.price!r}, prices={'<catalogue>' if self.prices else None})"
+
+
+def _dollars_successes(detail: Mapping[str, Any]) -> tuple[float | None, float]:
+    """A Cost-of-Pass score's ``(dollars, successes)`` (successes not read when dollars are
+    unknown: the corpus figure is NaN then anyway)."""
+    d = detail.get("dollars")
+    if d is None:
+        return None, math.nan
+    return float(d), float(detail["successes"])
 
 
 def _register_defaults() -> None:

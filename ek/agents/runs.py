@@ -31,10 +31,10 @@ import os
 from collections.abc import Iterable, Mapping
 
 from ek.base import Score
-from ek.harness import from_json_safe, metric_direction
+from ek.scalar_gate import metric_direction
 
-from .base import Episode, RunProvenance
 from .cost import cost_report, pricing_from_dict
+from .episode import Episode, RunProvenance
 from .store import StoreError, read_store
 from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored, metric_aggregator
 
@@ -77,7 +77,7 @@ def load_run(path: str | os.PathLike[str], *, success_scorer: str | None = None)
         return _from_store(p)
     try:
         with open(p, encoding="utf-8") as fh:
-            data = from_json_safe(json.load(fh))
+            data = json.load(fh)  # as written: RunSummary.from_dict decodes it (once)
     except (ValueError, UnicodeDecodeError) as e:
         raise RunLoadError(
             f"{p}: not an ek trial store, an ek-agents baseline or an Inspect log (not JSON: {e})"

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
 
-from ek.harness import from_json_safe, to_json_safe
+from ek._validate import is_number, positive_int, positive_number
+from ek.jsonio import dumps, from_json_safe, to_json_safe
 
 __all__ = [
     "STORE_VERSION",
@@ -73,11 +74,12 @@ class StoreMismatchError(StoreError):
 
 def _dumps(obj: Any) -> str:
     try:
-        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (ValueError, TypeError):  # NaN/inf or a non-JSON object somewhere: take the slow path
-        return json.dumps(
-            to_json_safe(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False
-        )
+        return dumps(obj, compact=True)
+    if '"NaN"' in text or 'Infinity"' in text or '"$' in text:
+        return dumps(obj, compact=True)  # a string that must be escaped to read back as itself
+    return text
 
 
 def _write_all(fh: IO[bytes], data: bytes) -> None:
@@ -106,7 +108,7 @@ class StoreSnapshot:
 
 def _key(rec: Mapping[str, Any], where: str) -> tuple[str, int]:
     t, i = rec.get("task_id"), rec.get("trial")
-    if not isinstance(t, str) or isinstance(i, bool) or not isinstance(i, int):
+    if not isinstance(t, str) or not is_number(i) or not isinstance(i, int):
         raise StoreError(
             f"{where}: a trial record needs str task_id and int trial, got {t!r}, {i!r}"
         )
@@ -238,10 +240,8 @@ class TrialStore:
             fsync_interval: ...or when this many seconds passed since the last fsync (> 0).
             background_fsync: Run the batch fsync on a background thread (default) or inline.
         """
-        if isinstance(fsync_every, bool) or not isinstance(fsync_every, int) or fsync_every < 1:
-            raise ValueError(f"fsync_every must be an int >= 1, got {fsync_every!r}")
-        if not isinstance(fsync_interval, (int, float)) or not fsync_interval > 0:
-            raise ValueError(f"fsync_interval must be a number > 0, got {fsync_interval!r}")
+        positive_int("fsync_every", fsync_every)
+        positive_number("fsync_interval", fsync_interval)
         missing = [k for k in _COMPARED if k not in header]
         if missing:
             raise ValueError(f"a store header needs {list(_COMPARED)}, missing {missing}")

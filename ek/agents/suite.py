@@ -84,27 +84,35 @@ import os
 import pickle
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
-from ek.base import Score
-from ek.harness import metric_direction, to_json_safe
+from ek._validate import positive_int, positive_number
+from ek.base import ReadOnlyDict, Score
+from ek.calling import CallTimeoutError, acall, is_async_callable, loop_running
+from ek.jsonio import to_json_safe
 from ek.registry import resolve
+from ek.scalar_gate import metric_direction
 
-from .base import Episode, RunProvenance, TaskSpec
 from .cost import CostReport, ModelPrice, cost_report, pricing_to_dict
+from .episode import Episode, RunProvenance
 from .metrics import check_name, resolve_checker
 from .reliability import ReliabilityReport, reliability
+from .spec import TaskSpec
 from .store import TrialStore
 from .summary import MetricSummary, RunSummary
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "HarnessError",
     "Progress",
     "ProgressEvent",
     "SliceResult",
+    "SuiteConfig",
+    "SuiteOptions",
     "SuiteResult",
     "TrialContext",
     "arun_suite",
@@ -181,6 +189,111 @@ class Progress(Protocol):
     """The progress callback: ``progress(event)``; it must be quick (it runs on the event loop)."""
 
     def __call__(self, event: ProgressEvent) -> None: ...
+
+
+class SuiteOptions(TypedDict, total=False):
+    """The keyword options of :func:`run_suite` / :func:`arun_suite` (see :class:`SuiteConfig`).
+
+    Declared so that a type checker catches a misspelled option; at run time an unknown one is
+    a ``TypeError`` naming it.
+    """
+
+    k: int
+    check: Any
+    metrics: Iterable[Any] | None
+    price: ModelPrice | None
+    prices: Mapping[str, ModelPrice] | None
+    run: RunProvenance | None
+    seed: int | None
+    concurrency: int
+    executor: concurrent.futures.Executor | None
+    store: str | os.PathLike[str] | None
+    timeout: float | None
+    progress: Callable[[ProgressEvent], None] | None
+    confidence: float
+    n_resamples: int
+    fsync_every: int
+    fsync_interval: float
+
+
+@dataclass(frozen=True)
+class SuiteConfig:
+    """Every option of one suite run, validated when built (see :func:`run_suite`'s Args).
+
+    ``run_suite(agent, tasks, k=5, check=...)`` builds one from its keywords;
+    ``run_suite(agent, tasks, config=SuiteConfig(k=5, check=...))`` passes one (keywords given
+    as well override its fields). Frozen: :meth:`replace` makes a changed copy.
+
+    Example:
+        >>> cfg = SuiteConfig(k=3, seed=7)
+        >>> cfg.k, cfg.concurrency, cfg.replace(k=5).k
+        (3, 8, 5)
+        >>> SuiteConfig(k=0)
+        Traceback (most recent call last):
+        ...
+        ValueError: k must be an int >= 1, got 0
+    """
+
+    k: int = 1
+    check: Any = None
+    metrics: Iterable[Any] | None = None
+    price: ModelPrice | None = None
+    prices: Mapping[str, ModelPrice] | None = None
+    run: RunProvenance | None = None
+    seed: int | None = None
+    concurrency: int = 8
+    executor: concurrent.futures.Executor | None = None
+    store: str | os.PathLike[str] | None = None
+    timeout: float | None = None
+    progress: Callable[[ProgressEvent], None] | None = None
+    confidence: float = 0.95
+    n_resamples: int = 2000
+    fsync_every: int = 64
+    fsync_interval: float = 1.0
+
+    def __post_init__(self) -> None:
+        positive_int("k", self.k)
+        positive_int("concurrency", self.concurrency)
+        if self.timeout is not None:
+            positive_number(
+                "timeout", self.timeout, "{owner} must be a number > 0 or None, got {value!r}"
+            )
+        if self.executor is not None and not isinstance(self.executor, concurrent.futures.Executor):
+            raise TypeError(
+                f"executor must be a concurrent.futures.Executor, got {type(self.executor).__name__}"
+            )
+        if self.progress is not None and not callable(self.progress):
+            raise TypeError(f"progress must be callable, got {type(self.progress).__name__}")
+        if self.run is not None and not isinstance(self.run, RunProvenance):
+            raise TypeError(f"run must be a RunProvenance, got {type(self.run).__name__}")
+
+    def replace(self, **changes: Any) -> SuiteConfig:
+        """A copy with ``changes`` (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def build(
+        cls, config: SuiteConfig | None, options: Mapping[str, Any], *, caller: str = "run_suite"
+    ) -> SuiteConfig:
+        """``config`` (default: all defaults) with the keyword ``options`` applied.
+
+        Raises:
+            TypeError: an option that is not a :class:`SuiteConfig` field, or a ``config``
+                that is not a :class:`SuiteConfig`.
+        """
+        if config is not None and not isinstance(config, SuiteConfig):
+            raise TypeError(f"config must be a SuiteConfig or None, got {type(config).__name__}")
+        unknown = sorted(set(options) - _OPTION_NAMES)
+        if unknown:
+            raise TypeError(
+                f"{caller}() got unexpected keyword argument(s) {unknown}; the options are "
+                f"{sorted(_OPTION_NAMES)}"
+            )
+        base = config if config is not None else cls()
+        return dataclasses.replace(base, **options) if options else base
+
+
+_OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(SuiteConfig))
 
 
 @dataclass(frozen=True)
@@ -505,14 +618,7 @@ def _prepare_metrics(
         raise ValueError(f"metric names must be unique, got {dup} twice")
     mets = [_align_check(m, check, checker) for m in mets]
     mets, price, prices = _one_pricing(mets, price, prices)
-    return _Metrics(tuple(mets), MappingProxyType(_per_task(mets, tasks)), price, prices)
-
-
-def _is_async(agent: Any) -> bool:
-    if inspect.iscoroutinefunction(agent):
-        return True
-    call = getattr(type(agent), "__call__", None)  # noqa: B004
-    return not inspect.isfunction(agent) and inspect.iscoroutinefunction(call)
+    return _Metrics(tuple(mets), ReadOnlyDict(_per_task(mets, tasks)), price, prices)
 
 
 def _wants_context(agent: Any) -> bool:
@@ -525,18 +631,6 @@ def _wants_context(agent: Any) -> bool:
     except TypeError:
         return False
     return True
-
-
-async def _await(x: Awaitable[Any]) -> Any:
-    return await x
-
-
-def _invoke(agent: Any, task: TaskSpec, ctx: TrialContext | None) -> Any:
-    """Call the agent (in a worker thread, process or Dask worker); run it to completion there."""
-    out = agent(task) if ctx is None else agent(task, ctx)
-    if inspect.isawaitable(out):
-        out = asyncio.run(_await(out))
-    return out
 
 
 _EPISODE_KEYS = frozenset(
@@ -600,27 +694,6 @@ class _State:
     )
 
 
-def _check_options(
-    agent: Any, k: Any, concurrency: Any, timeout: Any, executor: Any, progress: Any
-) -> None:
-    if not callable(agent):
-        raise TypeError(f"agent must be callable, got {type(agent).__name__}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ValueError(f"concurrency must be an int >= 1, got {concurrency!r}")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
-    ):
-        raise ValueError(f"timeout must be a number > 0 or None, got {timeout!r}")
-    if executor is not None and not isinstance(executor, concurrent.futures.Executor):
-        raise TypeError(
-            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
-        )
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be callable, got {type(progress).__name__}")
-
-
 def _resolve_run(run: Any, seed: int | None) -> RunProvenance:
     if run is None:
         return RunProvenance(seed=0 if seed is None else seed)
@@ -634,15 +707,12 @@ def _resolve_run(run: Any, seed: int | None) -> RunProvenance:
 
 
 def _open_store(
-    store: str | os.PathLike[str] | None,
+    cfg: SuiteConfig,
     run: RunProvenance,
     suite: Sequence[TaskSpec],
-    k: int,
-    check: Any,
-    fsync_every: int,
-    fsync_interval: float,
     pricing: dict[str, Any] | None = None,
 ) -> TrialStore | None:
+    store, check, k = cfg.store, cfg.check, cfg.k
     if store is None:
         return None
     from ek import __version__
@@ -658,22 +728,20 @@ def _open_store(
         # what priced the run, so a report of the store gives the run's own Cost-of-Pass
         "pricing": pricing,
     }
-    return TrialStore.open(store, header, fsync_every=fsync_every, fsync_interval=fsync_interval)
+    return TrialStore.open(
+        store, header, fsync_every=cfg.fsync_every, fsync_interval=cfg.fsync_interval
+    )
 
 
 async def _attempt(
-    call: Awaitable[Any], task: TaskSpec, timeout: float | None, t0: float
+    call: Awaitable[Any], task: TaskSpec, timeout: float | None
 ) -> tuple[Any, str | None]:
-    """Run one agent call: ``(result, None)``, or ``(None, error)`` for an agent failure."""
+    """Await one agent call (:func:`ek.calling.acall`, which enforces the time limit):
+    ``(result, None)``, or ``(None, error)`` for an agent failure."""
     try:
-        if timeout is None:
-            return await call, None
-        return await asyncio.wait_for(call, timeout), None
-    except asyncio.TimeoutError as e:
-        spent = time.perf_counter() - t0
-        if timeout is not None and spent >= timeout * 0.999:
-            return None, f"timeout: no result within {timeout:g}s"
-        return None, f"{type(e).__name__}: {e}"
+        return await call, None
+    except CallTimeoutError:
+        return None, f"timeout: no result within {timeout:g}s"
     except (concurrent.futures.BrokenExecutor, pickle.PicklingError) as e:
         raise HarnessError(f"the executor failed running task {task.task_id!r}: {e!r}") from e
     except Exception as e:
@@ -705,138 +773,123 @@ async def arun_suite(
     agent: Callable[..., Any],
     tasks: Iterable[TaskSpec],
     *,
-    k: int = 1,
-    check: Any = None,
-    metrics: Iterable[Any] | None = None,
-    price: ModelPrice | None = None,
-    prices: Mapping[str, ModelPrice] | None = None,
-    run: RunProvenance | None = None,
-    seed: int | None = None,
-    concurrency: int = 8,
-    executor: concurrent.futures.Executor | None = None,
-    store: str | os.PathLike[str] | None = None,
-    timeout: float | None = None,
-    progress: Callable[[ProgressEvent], None] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    fsync_every: int = 64,
-    fsync_interval: float = 1.0,
+    config: SuiteConfig | None = None,
+    **options: Unpack[SuiteOptions],
 ) -> SuiteResult:
-    """The async form of :func:`run_suite` (use it inside a running event loop)."""
+    """The async form of :func:`run_suite` (use it inside a running event loop).
+
+    Takes the same options as :func:`run_suite`, as keywords or as one :class:`SuiteConfig`
+    (``config=``; keywords given as well override its fields).
+    """
+    cfg = SuiteConfig.build(config, options, caller="arun_suite")
     t_start = time.perf_counter()
-    _check_options(agent, k, concurrency, timeout, executor, progress)
+    if not callable(agent):
+        raise TypeError(f"agent must be callable, got {type(agent).__name__}")
     suite = _tasks(tasks)
-    run = _resolve_run(run, seed)
-    run_seed = int(run.seed or 0)
-    checker = resolve_checker(check)
-    ms = _prepare_metrics(metrics, suite, check=check, checker=checker, price=price, prices=prices)
-    by_id = {t.task_id: t for t in suite}
-    st = _open_store(
-        store,
-        run,
-        suite,
-        k,
-        check,
-        fsync_every,
-        fsync_interval,
-        pricing_to_dict(ms.price, ms.prices),
+    run = _resolve_run(cfg.run, cfg.seed)
+    checker = resolve_checker(cfg.check)
+    ms = _prepare_metrics(
+        cfg.metrics, suite, check=cfg.check, checker=checker, price=cfg.price, prices=cfg.prices
     )
-
-    state = _State()
+    st = _open_store(cfg, run, suite, pricing_to_dict(ms.price, ms.prices))
+    trials = _Trials(agent, cfg, run, checker, ms, st, t_start)
     try:
-        resumed = _restore(st, by_id, run, ms, state) if st is not None else 0
-        pending = [(t, i) for i in range(k) for t in suite if (t.task_id, i) not in state.results]
-        total = len(suite) * k
-        is_async = _is_async(agent)
-        wants_ctx = _wants_context(agent)
-        loop = asyncio.get_running_loop()
-        threads = (
-            concurrent.futures.ThreadPoolExecutor(concurrency, thread_name_prefix="ek-agent")
-            if executor is None and not is_async
-            else None
-        )
-
-        def notify(tid: str | None, trial: int | None, ok: bool | None) -> None:
-            if progress is not None:
-                progress(
-                    ProgressEvent(
-                        state.done,
-                        total,
-                        resumed,
-                        state.failures,
-                        time.perf_counter() - t_start,
-                        tid,
-                        trial,
-                        ok,
-                    )
-                )
-
-        state.done = resumed
-        notify(None, None, None)
-
-        pool = executor if executor is not None else threads
-
-        async def call(task: TaskSpec, ctx: TrialContext) -> Any:
-            c = ctx if wants_ctx else None
-            if pool is None:  # an async agent on this loop
-                return await (agent(task) if c is None else agent(task, c))
-            return await loop.run_in_executor(pool, _invoke, agent, task, c)
-
-        async def one(task: TaskSpec, trial: int) -> None:
-            ctx = TrialContext(
-                task.task_id, trial, trial_seed(run_seed, task.task_id, trial), run, k, timeout
-            )
-            t0 = time.perf_counter()
-            raw, error = await _attempt(call(task, ctx), task, timeout, t0)
-            ep = _trial_episode(raw, error, task, trial, run, time.perf_counter() - t0)
-            ep, scores = await _judge(ep, task, checker, ms.per_task[task.task_id])
-            ok = bool(ep.success)
-            state.results[(task.task_id, trial)] = (ep, ok, scores)
-            state.done += 1
-            state.failures += ep.error is not None
-            if st is not None:
-                st.append(_record(ep, ok, scores, run, check))
-            notify(task.task_id, trial, ok)
-
-        it = iter(pending)
-
-        async def worker() -> None:
-            while not state.stop:
-                try:
-                    task, trial = next(it)
-                except StopIteration:
-                    return
-                try:
-                    await one(task, trial)
-                except Exception as e:
-                    state.stop = True
-                    if state.error is None:
-                        state.error = e
-
-        try:
-            await asyncio.gather(*(worker() for _ in range(min(concurrency, len(pending)) or 1)))
-        finally:
-            if threads is not None:
-                threads.shutdown(wait=False, cancel_futures=True)
+        resumed = _restore(st, {t.task_id: t for t in suite}, run, ms, trials.state) if st else 0
+        await trials.run_all(suite, resumed)
     finally:
         if st is not None:
             st.close()
-    if state.error is not None:
-        _raise_harness_error(state.error, state.done, st)
-    return _assemble(
-        suite,
-        k,
-        run,
-        state,
-        ms.reported,
-        ms.price,
-        ms.prices,
-        confidence,
-        n_resamples,
-        resumed,
-        st,
-        t_start,
-    )
+    if trials.state.error is not None:
+        _raise_harness_error(trials.state.error, trials.state.done, st)
+    return _assemble(suite, cfg, run, trials.state, ms, resumed, st, t_start)
+
+
+class _Trials:
+    """The trials of one :func:`arun_suite` call: run, checked, scored, stored, reported."""
+
+    def __init__(
+        self,
+        agent: Callable[..., Any],
+        cfg: SuiteConfig,
+        run: RunProvenance,
+        checker: Callable[[Any, Any], Any],
+        ms: _Metrics,
+        st: TrialStore | None,
+        t_start: float,
+    ) -> None:
+        self.agent, self.cfg, self.run, self.checker = agent, cfg, run, checker
+        self.ms, self.st, self.t_start = ms, st, t_start
+        self.state = _State()
+        self.wants_ctx = _wants_context(agent)
+        self.total = self.resumed = 0
+        self.pool: concurrent.futures.Executor | None = None
+
+    def notify(self, tid: str | None, trial: int | None, ok: bool | None) -> None:
+        """Send a :class:`ProgressEvent` (when a progress callback was given)."""
+        if self.cfg.progress is None:
+            return
+        elapsed = time.perf_counter() - self.t_start
+        s = self.state
+        self.cfg.progress(
+            ProgressEvent(s.done, self.total, self.resumed, s.failures, elapsed, tid, trial, ok)
+        )
+
+    async def run_all(self, suite: Sequence[TaskSpec], resumed: int) -> None:
+        """Run every trial not read back from the store, ``concurrency`` at a time."""
+        cfg, state = self.cfg, self.state
+        pending = [
+            (t, i) for i in range(cfg.k) for t in suite if (t.task_id, i) not in state.results
+        ]
+        self.total, self.resumed, state.done = len(suite) * cfg.k, resumed, resumed
+        threads = None
+        if cfg.executor is None and not is_async_callable(self.agent):
+            threads = concurrent.futures.ThreadPoolExecutor(
+                cfg.concurrency, thread_name_prefix="ek-agent"
+            )
+        self.pool = cfg.executor if cfg.executor is not None else threads
+        self.notify(None, None, None)
+        it = iter(pending)
+        try:
+            n_workers = min(cfg.concurrency, len(pending)) or 1
+            await asyncio.gather(*(self.worker(it) for _ in range(n_workers)))
+        finally:
+            if threads is not None:
+                threads.shutdown(wait=False, cancel_futures=True)
+
+    async def worker(self, it: Iterator[tuple[TaskSpec, int]]) -> None:
+        """Take trials from ``it`` until it is empty or a harness error stops the run."""
+        state = self.state
+        while not state.stop:
+            try:
+                task, trial = next(it)
+            except StopIteration:
+                return
+            try:
+                await self.one(task, trial)
+            except Exception as e:
+                state.stop = True
+                if state.error is None:
+                    state.error = e
+
+    async def one(self, task: TaskSpec, trial: int) -> None:
+        """Run, check, score, store and report one trial."""
+        cfg, run = self.cfg, self.run
+        seed = trial_seed(int(run.seed or 0), task.task_id, trial)
+        ctx = TrialContext(task.task_id, trial, seed, run, cfg.k, cfg.timeout)
+        args = (task, ctx) if self.wants_ctx else (task,)
+        t0 = time.perf_counter()
+        call = acall(self.agent, args, timeout=cfg.timeout, executor=self.pool)
+        raw, error = await _attempt(call, task, cfg.timeout)
+        ep = _trial_episode(raw, error, task, trial, run, time.perf_counter() - t0)
+        ep, scores = await _check_and_score(ep, task, self.checker, self.ms.per_task[task.task_id])
+        ok = bool(ep.success)
+        state = self.state
+        state.results[(task.task_id, trial)] = (ep, ok, scores)
+        state.done += 1
+        state.failures += ep.error is not None
+        if self.st is not None:
+            self.st.append(_record(ep, ok, scores, run, cfg.check))
+        self.notify(task.task_id, trial, ok)
 
 
 def _with_success(ep: Episode, ok: bool) -> Episode:
@@ -847,10 +900,14 @@ def _with_success(ep: Episode, ok: bool) -> Episode:
     return new
 
 
-async def _judge(
+async def _check_and_score(
     ep: Episode, task: TaskSpec, checker: Callable[[Any, Any], Any], mets: Sequence[Any]
 ) -> tuple[Episode, dict[str, Score]]:
-    # Harness code: any exception here propagates as a HarnessError (not an agent failure).
+    """The trial's verdict (the suite's checker on ``task.gold``; a failed trial fails) and
+    every metric's score of the judged episode.
+
+    Harness code: any exception here propagates as a HarnessError (not an agent failure).
+    """
     if ep.error is not None:
         ok = False
     else:
@@ -932,23 +989,13 @@ def _restore(
     return n
 
 
-def _assemble(
-    suite: Sequence[TaskSpec],
-    k: int,
-    run: RunProvenance,
-    state: _State,
-    mets: Sequence[Any],
-    price: ModelPrice | None,
-    prices: Mapping[str, ModelPrice] | None,
-    confidence: float,
-    n_resamples: int,
-    resumed: int,
-    st: TrialStore | None,
-    t_start: float,
-) -> SuiteResult:
+def _collect(
+    suite: Sequence[TaskSpec], k: int, state: _State, names: Sequence[str]
+) -> tuple[list[Episode], list[bool], dict[str, list[Score]], dict[str, tuple[int, int]]]:
+    """Episodes, verdicts and scores ordered by task then trial, and the per-task counts."""
     eps: list[Episode] = []
     verdicts: list[bool] = []
-    scores: dict[str, list[Score]] = {str(m.name): [] for m in mets}
+    scores: dict[str, list[Score]] = {name: [] for name in names}
     counts: dict[str, tuple[int, int]] = {}
     for t in suite:
         n = c = 0
@@ -964,66 +1011,90 @@ def _assemble(
             n += 1
             c += ok
         counts[t.task_id] = (n, c)
-    slice_ids: dict[str, list[str]] = {}
-    for t in suite:
-        for s in t.slices:
-            slice_ids.setdefault(s, []).append(t.task_id)
-    rel = reliability(
-        counts,
-        k,
-        slices=slice_ids or None,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=int(run.seed or 0),
-    )
-    aggregates: dict[str, float] = {}
-    directions: dict[str, bool] = {}
-    for m in mets:
-        name = str(m.name)
-        ss = scores[name]
-        try:
-            aggregates[name] = float(m.aggregate(ss))
-        except Exception as e:
-            raise HarnessError(
-                f"metric {name!r} failed to aggregate: {type(e).__name__}: {e}"
-            ) from e
-        directions[name] = metric_direction(
-            name, ss[0].detail if ss else None, bool(getattr(m, "higher_is_better", True))
-        )
+    return eps, verdicts, scores, counts
+
+
+def _aggregate(m: Any, scores: Sequence[Score]) -> float:
+    """The metric's own corpus aggregate; its failure is a harness error."""
+    try:
+        return float(m.aggregate(scores))
+    except Exception as e:
+        raise HarnessError(f"metric {m.name!r} failed to aggregate: {type(e).__name__}: {e}") from e
+
+
+def _slice_results(
+    slice_ids: Mapping[str, list[str]],
+    eps: Sequence[Episode],
+    verdicts: Sequence[bool],
+    scores: Mapping[str, Sequence[Score]],
+    ms: _Metrics,
+) -> dict[str, SliceResult]:
     slices: dict[str, SliceResult] = {}
     for sname, ids in slice_ids.items():
         idset = set(ids)
         idx = [j for j, ep in enumerate(eps) if ep.task_id in idset]
         s_eps = [eps[j] for j in idx]
         s_ok = [verdicts[j] for j in idx]
-        s_metrics = {}
-        for m in mets:
-            name = str(m.name)
-            try:
-                s_metrics[name] = float(m.aggregate([scores[name][j] for j in idx]))
-            except Exception as e:
-                raise HarnessError(f"metric {name!r} failed to aggregate: {e}") from e
+        s_metrics = {
+            str(m.name): _aggregate(m, [scores[str(m.name)][j] for j in idx]) for m in ms.reported
+        }
         slices[sname] = SliceResult(
             sname,
             tuple(ids),
             len(s_eps),
             sum(s_ok),
-            cost_report(s_eps, price=price, prices=prices, successes=s_ok),
-            MappingProxyType(s_metrics),
+            cost_report(s_eps, price=ms.price, prices=ms.prices, successes=s_ok),
+            ReadOnlyDict(s_metrics),
         )
+    return slices
+
+
+def _assemble(
+    suite: Sequence[TaskSpec],
+    cfg: SuiteConfig,
+    run: RunProvenance,
+    state: _State,
+    ms: _Metrics,
+    resumed: int,
+    st: TrialStore | None,
+    t_start: float,
+) -> SuiteResult:
+    mets = ms.reported
+    eps, verdicts, scores, counts = _collect(suite, cfg.k, state, [str(m.name) for m in mets])
+    slice_ids: dict[str, list[str]] = {}
+    for t in suite:
+        for s in t.slices:
+            slice_ids.setdefault(s, []).append(t.task_id)
+    rel = reliability(
+        counts,
+        cfg.k,
+        slices=slice_ids or None,
+        confidence=cfg.confidence,
+        n_resamples=cfg.n_resamples,
+        seed=int(run.seed or 0),
+    )
+    aggregates = {str(m.name): _aggregate(m, scores[str(m.name)]) for m in mets}
+    directions = {
+        str(m.name): metric_direction(
+            str(m.name),
+            scores[str(m.name)][0].detail if scores[str(m.name)] else None,
+            bool(getattr(m, "higher_is_better", True)),
+        )
+        for m in mets
+    }
     return SuiteResult(
         run=run,
-        k=k,
+        k=cfg.k,
         tasks=tuple(suite),
         episodes=tuple(eps),
         verdicts=tuple(verdicts),
-        counts=MappingProxyType(counts),
+        counts=ReadOnlyDict(counts),
         reliability=rel,
-        cost=cost_report(eps, price=price, prices=prices, successes=verdicts),
-        slices=MappingProxyType(slices),
-        metrics=MappingProxyType(aggregates),
-        scores=MappingProxyType({n: tuple(v) for n, v in scores.items()}),
-        directions=MappingProxyType(directions),
+        cost=cost_report(eps, price=ms.price, prices=ms.prices, successes=verdicts),
+        slices=ReadOnlyDict(_slice_results(slice_ids, eps, verdicts, scores, ms)),
+        metrics=ReadOnlyDict(aggregates),
+        scores=ReadOnlyDict({n: tuple(v) for n, v in scores.items()}),
+        directions=ReadOnlyDict(directions),
         agent_failures=state.failures,
         resumed=resumed,
         store=st.path if st is not None else None,
@@ -1035,31 +1106,21 @@ def run_suite(
     agent: Callable[..., Any],
     tasks: Iterable[TaskSpec],
     *,
-    k: int = 1,
-    check: Any = None,
-    metrics: Iterable[Any] | None = None,
-    price: ModelPrice | None = None,
-    prices: Mapping[str, ModelPrice] | None = None,
-    run: RunProvenance | None = None,
-    seed: int | None = None,
-    concurrency: int = 8,
-    executor: concurrent.futures.Executor | None = None,
-    store: str | os.PathLike[str] | None = None,
-    timeout: float | None = None,
-    progress: Callable[[ProgressEvent], None] | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    fsync_every: int = 64,
-    fsync_interval: float = 1.0,
+    config: SuiteConfig | None = None,
+    **options: Unpack[SuiteOptions],
 ) -> SuiteResult:
     """Run ``k`` trials of every task, check and score them, persist and summarise them.
 
     See the module docstring for the agent's calling convention, faults, concurrency and
     persistence. Runs its own event loop; inside a running loop, ``await arun_suite(...)``.
 
+    The options below are keywords (checked against :class:`SuiteOptions`), or one
+    :class:`SuiteConfig` given as ``config=``.
+
     Args:
         agent: ``agent(task)`` or ``agent(task, context)``, sync or async.
         tasks: The :class:`~ek.agents.base.TaskSpec` s (unique ids).
+        config: All the options below as one :class:`SuiteConfig` (keywords override it).
         k: Trials per task (>= 1).
         check: The success oracle: a registered checker name or an ``(episode, gold) -> bool``
             callable (may be async); default ``"output"``. It receives ``task.gold``.
@@ -1082,39 +1143,16 @@ def run_suite(
         fsync_interval: Group-commit time window of the store, in seconds.
 
     Raises:
+        TypeError: an unknown option.
         ValueError: a metric was built with another checker or other prices than the run's.
         HarnessError: ek's checker, a metric or the progress callback failed (finished trials
             are kept in the store).
         ek.agents.store.StoreMismatchError: ``store`` belongs to another experiment.
         RuntimeError: called from inside a running event loop (use :func:`arun_suite`).
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    else:
+    cfg = SuiteConfig.build(config, options)
+    if loop_running():
         raise RuntimeError(
             "run_suite() was called inside a running event loop; use `await arun_suite(...)`"
         )
-    return asyncio.run(
-        arun_suite(
-            agent,
-            tasks,
-            k=k,
-            check=check,
-            metrics=metrics,
-            price=price,
-            prices=prices,
-            run=run,
-            seed=seed,
-            concurrency=concurrency,
-            executor=executor,
-            store=store,
-            timeout=timeout,
-            progress=progress,
-            confidence=confidence,
-            n_resamples=n_resamples,
-            fsync_every=fsync_every,
-            fsync_interval=fsync_interval,
-        )
-    )
+    return asyncio.run(arun_suite(agent, tasks, config=cfg))

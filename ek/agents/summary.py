@@ -21,13 +21,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
-from ek.base import Score
-from ek.harness import from_json_safe, to_json_safe
+from ek._validate import positive_int
+from ek.base import ReadOnlyDict, Score
+from ek.jsonio import from_json_safe, to_json_safe
 
-from .base import Episode, RunProvenance
+from .episode import Episode, RunProvenance
 
 __all__ = ["SUMMARY_FORMAT", "MetricSummary", "RunSummary", "Unscored", "metric_aggregator"]
 
@@ -79,7 +79,7 @@ class MetricSummary:
     """One metric over a run: its direction, its corpus aggregate and its scores per task.
 
     ``higher_is_better`` is read from the scores' ``detail["higher_is_better"]`` first (see
-    :func:`ek.harness.metric_direction`). ``metric`` names the registered ek metric whose
+    :func:`ek.scalar_gate.metric_direction`). ``metric`` names the registered ek metric whose
     ``aggregate`` applies when it differs from ``name`` (an Inspect log scored by two scorers
     that both recorded ``tool_calls`` gives ``"scorer_a:tool_calls"`` and
     ``"scorer_b:tool_calls"``, both aggregated as ``tool_calls``); ``None`` means ``name``.
@@ -104,7 +104,7 @@ class MetricSummary:
             )
         object.__setattr__(self, "value", float(self.value))
         object.__setattr__(
-            self, "scores", MappingProxyType({str(t): tuple(s) for t, s in self.scores.items()})
+            self, "scores", ReadOnlyDict({str(t): tuple(s) for t, s in self.scores.items()})
         )
 
     def __eq__(self, other: object) -> bool:
@@ -132,7 +132,7 @@ class MetricSummary:
         return {t: [s.to_dict() for s in ss] for t, ss in self.scores.items()}
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (non-finite floats tagged)."""
+        """A JSON-ready dict (non-finite floats spelled by :func:`ek.jsonio.to_json_safe`)."""
         d: dict[str, Any] = {
             "name": self.name,
             "higher_is_better": self.higher_is_better,
@@ -145,8 +145,11 @@ class MetricSummary:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MetricSummary:
-        """Inverse of :meth:`to_dict`."""
-        d = from_json_safe(dict(data))
+        """Inverse of :meth:`to_dict` (decodes the non-finite floats :meth:`to_dict` spelled)."""
+        return cls._from_decoded(from_json_safe(dict(data)))
+
+    @classmethod
+    def _from_decoded(cls, d: Mapping[str, Any]) -> MetricSummary:
         scores = d.get("scores") or {}
         if not isinstance(scores, Mapping):
             raise ValueError(f"MetricSummary.scores must be a mapping, got {scores!r:.100}")
@@ -182,8 +185,7 @@ class Unscored:
 
     def __post_init__(self) -> None:
         for label, v in (("n", self.n), ("of", self.of)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"Unscored.{label} must be an int >= 0, got {v!r}")
+            positive_int(f"Unscored.{label}", v, minimum=0)
         if self.n > self.of:
             raise ValueError(f"Unscored.n={self.n} exceeds the samples read, of={self.of}")
         if not isinstance(self.reason, str):
@@ -217,8 +219,7 @@ def _counts(value: Any) -> dict[str, tuple[int, int]]:
             raise TypeError(f"RunSummary.counts[{t!r}] must be a pair (n, c), got {pair!r:.100}")
         n, c = pair
         for label, v in (("n", n), ("c", c)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"RunSummary.counts[{t!r}] {label} must be an int >= 0, got {v!r}")
+            positive_int(f"RunSummary.counts[{t!r}] {label}", v, minimum=0)
         if c > n:
             raise ValueError(f"RunSummary.counts[{t!r}]: successes c={c} exceed trials n={n}")
         out[t] = (n, c)
@@ -263,9 +264,8 @@ class RunSummary:
             raise TypeError(
                 f"RunSummary.run must be a RunProvenance, got {type(self.run).__name__}"
             )
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise ValueError(f"RunSummary.k must be an int >= 1, got {self.k!r}")
-        object.__setattr__(self, "counts", MappingProxyType(_counts(self.counts)))
+        positive_int("RunSummary.k", self.k)
+        object.__setattr__(self, "counts", ReadOnlyDict(_counts(self.counts)))
         if not isinstance(self.slices, Mapping):
             raise TypeError(f"RunSummary.slices must be a mapping, got {self.slices!r:.100}")
         sl = {}
@@ -275,13 +275,13 @@ class RunSummary:
                     f"RunSummary.slices[{name!r}] must be a list of task ids, not a str"
                 )
             sl[str(name)] = tuple(str(t) for t in ids)
-        object.__setattr__(self, "slices", MappingProxyType(sl))
+        object.__setattr__(self, "slices", ReadOnlyDict(sl))
         for name, m in self.metrics.items():
             if not isinstance(m, MetricSummary):
                 raise TypeError(f"RunSummary.metrics[{name!r}] must be a MetricSummary")
-        object.__setattr__(self, "metrics", MappingProxyType(dict(self.metrics)))
+        object.__setattr__(self, "metrics", ReadOnlyDict(dict(self.metrics)))
         if self.cost is not None:
-            object.__setattr__(self, "cost", MappingProxyType(dict(self.cost)))
+            object.__setattr__(self, "cost", ReadOnlyDict(dict(self.cost)))
         if self.episodes is not None:
             object.__setattr__(self, "episodes", tuple(self.episodes))
         if self.verdicts is not None:
@@ -322,7 +322,7 @@ class RunSummary:
         """The baseline form: strict-JSON-ready, with a format marker and the ek version."""
         from ek import __version__
 
-        return {
+        d = {
             "format": SUMMARY_FORMAT,
             "version": 1,
             "ek_version": __version__,
@@ -334,13 +334,20 @@ class RunSummary:
             "counts": {t: [n, c] for t, (n, c) in self.counts.items()},
             "slices": {s: list(ids) for s, ids in self.slices.items()},
             "metrics": {name: m.to_dict() for name, m in self.metrics.items()},
-            "cost": to_json_safe(self.cost) if self.cost is not None else None,
+            "cost": self.cost,
             "unscored": self.unscored.to_dict() if self.unscored is not None else None,
         }
+        return dict(to_json_safe(d))
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], *, source: str | None = None) -> RunSummary:
-        """Inverse of :meth:`to_dict` (refuses data without the baseline format marker)."""
+        """Inverse of :meth:`to_dict` (refuses data without the baseline format marker).
+
+        ``data`` is the JSON as written (:func:`ek.jsonio.read_json` with ``decode=False``):
+        its non-finite floats are decoded here, once.
+        """
+        if isinstance(data, Mapping):
+            data = from_json_safe(dict(data))
         if not isinstance(data, Mapping) or data.get("format") != SUMMARY_FORMAT:
             raise ValueError(
                 f"not an ek-agents baseline: expected format {SUMMARY_FORMAT!r}, got "
@@ -363,9 +370,10 @@ class RunSummary:
             counts=counts,
             slices=dict(data.get("slices") or {}),
             metrics={
-                n: MetricSummary.from_dict(m) for n, m in dict(data.get("metrics") or {}).items()
+                n: MetricSummary._from_decoded(m)
+                for n, m in dict(data.get("metrics") or {}).items()
             },
-            cost=from_json_safe(data["cost"]) if data.get("cost") is not None else None,
+            cost=data.get("cost"),
             source=source,
             unscored=Unscored.from_dict(data["unscored"]) if data.get("unscored") else None,
         )
