@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from ek.base import Metric, Score, Signal, deferred_score, is_episode
+from ek.base import Metric, Score, Signal, is_episode
 from ek.canon import default_canonicalizer
 from ek.evaluate import EvaluationResult, evaluate
 from ek.grammar import FieldSpec, GraphGrammar, NodeType
@@ -46,7 +46,6 @@ __all__ = [
     "__version__",
     "cohen_kappa",
     "default_canonicalizer",
-    "deferred_score",
     "estimate_quality",
     "evaluate",
     "fit_isotonic",

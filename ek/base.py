@@ -4,13 +4,9 @@ A :class:`Metric` scores one ``(prediction, gold)`` pair and aggregates a corpus
 **ratio of sums** (the sums travel in ``Score.detail``). A :class:`Signal` is reference-free: it
 scores an output alone and declares how expensive it is (``cost_tier``; cheap signals run first).
 
-ek's results are frozen dataclasses whose mappings are read-only views
-(:class:`types.MappingProxyType`). A view does not pickle or deep-copy by itself, so this module
-(which importing ``ek`` imports) registers a :mod:`copyreg` reducer for it, unless one is
-registered already: a view pickles and deep-copies as a view of a copy of its mapping. That is
-what makes ``pickle``, ``copy.deepcopy`` and ``dataclasses.asdict`` work on every :class:`Score`
-and on every ek result that holds a read-only mapping (``Score.to_dict()`` gives plain,
-JSON-ready dicts).
+A :class:`Score` is a plain frozen dataclass; its ``detail`` is a :class:`ReadOnlyDict` (a
+``dict`` that refuses changes), so ``pickle``, ``copy.deepcopy`` and ``dataclasses.asdict`` work
+on every Score with no help from outside the class.
 
 Example:
     >>> s = Score(0.5, {"tp": 1.0, "fp": 1.0, "fn": 1.0, "reason": "one of two right"})
@@ -23,30 +19,65 @@ Example:
 
 from __future__ import annotations
 
-import copyreg
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["Metric", "Score", "Signal", "deferred_score", "is_episode"]
-
-
-def _reduce_view(view: MappingProxyType[Any, Any]) -> tuple[Any, ...]:
-    # A read-only view rebuilt over a plain copy of what it shows (deepcopy copies the copy).
-    return (MappingProxyType, (dict(view),))
+__all__ = ["Metric", "ReadOnlyDict", "Score", "Signal", "is_episode"]
 
 
-copyreg.dispatch_table.setdefault(MappingProxyType, _reduce_view)
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 
 
-def _freeze(detail: Mapping[str, Any] | None) -> Mapping[str, Any]:
+class ReadOnlyDict(dict[_K, _V]):
+    """A ``dict`` whose contents cannot be changed after it is built (a Score's ``detail``).
+
+    Reading works as on any dict (it is one: ``json.dumps`` and ``isinstance(d, dict)`` accept
+    it); every method that would change it raises ``TypeError``. It copies, deep-copies, pickles
+    and goes through ``dataclasses.asdict`` as itself; ``d.copy()``, ``dict(d)`` and ``d | other``
+    give plain, mutable dicts.
+
+    Example:
+        >>> d = ReadOnlyDict({"tp": 1.0})
+        >>> d["tp"], d.copy()
+        (1.0, {'tp': 1.0})
+        >>> d["tp"] = 2.0
+        Traceback (most recent call last):
+        ...
+        TypeError: ReadOnlyDict is read-only; copy it (dict(d)) to change it, got d['tp'] = 2.0
+    """
+
+    __slots__ = ()
+
+    def __setitem__(self, key: _K, value: _V) -> NoReturn:
+        raise TypeError(
+            f"{type(self).__name__} is read-only; copy it (dict(d)) to change it, "
+            f"got d[{key!r}] = {value!r:.80}"
+        )
+
+    def __delitem__(self, key: _K) -> NoReturn:
+        raise TypeError(f"{type(self).__name__} is read-only, got del d[{key!r}]")
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError(f"{type(self).__name__} is read-only; copy it (dict(d)) to change it")
+
+    clear = pop = popitem = setdefault = update = __ior__ = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from a plain dict of its items (the default would set the items one by one).
+        return (type(self), (dict(self),))
+
+
+def _read_only(detail: Mapping[str, Any] | None) -> ReadOnlyDict:
+    if type(detail) is dict:
+        return ReadOnlyDict(detail)
     if detail is None:
-        return MappingProxyType({})
+        return ReadOnlyDict()
     if not isinstance(detail, Mapping):
         raise TypeError(f"Score.detail must be a mapping, got {type(detail).__name__}: {detail!r}")
-    return MappingProxyType(dict(detail))
+    return ReadOnlyDict(detail)
 
 
 @dataclass(frozen=True)
@@ -60,11 +91,12 @@ class Score:
     Two Scores are equal when their values and details are, with NaN equal to NaN (an undefined
     value is the same result as another undefined value with the same detail), so a Score equals
     its copy, its deep copy and its unpickled self. ``dataclasses.asdict``, ``copy.deepcopy`` and
-    ``pickle`` work on every Score (see the module docstring).
+    ``pickle`` work on every Score.
 
     Args:
         value: The item's score. NaN means "undefined here"; the reason says why.
-        detail: The breakdown (copied into a read-only mapping).
+        detail: The breakdown (copied into a :class:`ReadOnlyDict`; one given as a
+            ``ReadOnlyDict`` is kept as it is).
 
     Example:
         >>> Score(1.0, {"passed": True}).passed
@@ -76,15 +108,18 @@ class Score:
     """
 
     value: float
-    detail: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    detail: Mapping[str, Any] = field(default_factory=ReadOnlyDict)
 
     def __post_init__(self) -> None:
-        if isinstance(self.value, bool) or not isinstance(self.value, (int, float)):
-            raise TypeError(
-                f"Score.value must be a float, got {type(self.value).__name__}: {self.value!r}"
-            )
-        object.__setattr__(self, "value", float(self.value))
-        object.__setattr__(self, "detail", _freeze(self.detail))
+        value = self.value
+        if type(value) is not float:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(
+                    f"Score.value must be a float, got {type(value).__name__}: {value!r}"
+                )
+            object.__setattr__(self, "value", float(value))
+        if type(self.detail) is not ReadOnlyDict:
+            object.__setattr__(self, "detail", _read_only(self.detail))
 
     @property
     def reason(self) -> str:
@@ -111,23 +146,6 @@ class Score:
             return NotImplemented
         return _same(self.value, other.value) and _same(self.detail, other.detail)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        # Pickles (and copies) through the constructor: the value and a plain copy of the detail.
-        return (Score, (self.value, dict(self.detail)))
-
-    def __getattr__(self, name: str) -> Any:
-        # Reached only for an attribute the instance lacks: the detail of a deferred_score,
-        # built on first read. Two threads racing here build it twice; the first one is kept.
-        d = self.__dict__
-        build = d.get("_build")
-        if name != "detail" or build is None:
-            if name == "detail" and "detail" in d:  # (built meanwhile by another thread)
-                return d["detail"]
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        detail = d.setdefault("detail", MappingProxyType(build[0](*build[1])))
-        d.pop("_build", None)
-        return detail
-
 
 def _same(a: Any, b: Any) -> bool:
     """``a == b``, except that NaN equals NaN, at any depth of mappings, lists and tuples."""
@@ -140,34 +158,6 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, (list, tuple)) and type(a) is type(b):
         return len(a) == len(b) and all(map(_same, a, b))
     return False
-
-
-_new = object.__new__
-
-
-def deferred_score(
-    value: float, build: Callable[..., Mapping[str, Any]], args: tuple[Any, ...] = ()
-) -> Score:
-    """A :class:`Score` whose detail is ``build(*args)``, built the first time it is read.
-
-    For metrics whose value is cheap but whose explanation is not: scoring a corpus reads the
-    value of every score and the detail of few. ``build`` must return a fresh mapping (it is
-    wrapped read-only, not copied) and be a pure function of ``args``: when it runs must not
-    matter. The Score is otherwise an ordinary one (equality, ``repr``, pickling read the
-    detail and so build it).
-
-    Example:
-        >>> s = deferred_score(0.5, dict, ((("reason", "half"),),))
-        >>> s.value, s.reason, s == Score(0.5, {"reason": "half"})
-        (0.5, 'half', True)
-    """
-    if type(value) is not float:
-        return Score(value, build(*args))
-    s = _new(Score)
-    d = s.__dict__
-    d["value"] = value
-    d["_build"] = (build, args)
-    return s
 
 
 @runtime_checkable

@@ -30,7 +30,6 @@ __all__ = [
     "default_canonicalizer",
     "raw_canonicalizer",
     "resolve_canonicalizer",
-    "text_function",
 ]
 
 Canonicalizer = Callable[[Any], Any]
@@ -83,25 +82,6 @@ _BFCL = _deep(bfcl_standardize)
 
 def _identity(value: Any) -> Any:
     return value
-
-
-_TEXT: dict[Canonicalizer, Callable[[str], Any]] = {
-    _DEFAULT: canonicalize_text,
-    _BFCL: bfcl_standardize,
-    _identity: _identity,
-}
-
-
-def text_function(canon: Canonicalizer) -> Callable[[str], Any] | None:
-    """What the built-in canonicalizer ``canon`` does to a string (``None`` for any other).
-
-    Calling it on a string gives ``canon(s)`` without the type dispatch.
-
-    Example:
-        >>> text_function(default_canonicalizer()) is canonicalize_text, text_function(str.upper)
-        (True, None)
-    """
-    return _TEXT.get(canon)
 
 
 def default_canonicalizer() -> Canonicalizer:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib
+import json
 import math
 import pickle
 import pkgutil
 import re
 import sys
-import threading
 import unicodedata
-from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ek
-from ek.base import Score, deferred_score, is_episode
+from ek.base import ReadOnlyDict, Score, is_episode
 from ek.canon import bfcl_standardize, canonicalize_text, resolve_canonicalizer
 from ek.evaluate import evaluate
 from ek.fields import FieldCounts, compare_fields, f1_score, micro_f1
@@ -70,67 +69,72 @@ class TestScore:
     def test_pickles_with_a_plain_copy_of_the_detail(self) -> None:
         s = Score(0.5, {"tp": 1.0, "rows": [1, 2]})
         back = pickle.loads(pickle.dumps(s))
-        assert back == s and type(back.detail) is MappingProxyType
+        assert back == s and type(back.detail) is ReadOnlyDict
 
 
-class TestDeferredScore:
-    def test_detail_built_once_on_first_read(self) -> None:
-        calls: list[int] = []
+class TestPlainScore:
+    """Issue 17: Score is a plain frozen dataclass; its detail a dict that refuses changes."""
 
-        def build(x: int) -> dict[str, object]:
-            calls.append(x)
-            return {"passed": True, "reason": f"x={x}"}
+    def test_no_hooks_in_the_class_or_the_package(self) -> None:
+        assert "__getattr__" not in vars(Score) and "__reduce__" not in vars(Score)
+        assert not hasattr(ek, "deferred_score") and "deferred_score" not in ek.__all__
+        from ek import base, canon
 
-        s = deferred_score(1.0, build, (7,))
-        assert s.value == 1.0 and calls == []
-        assert s.passed is True and s.reason == "x=7" and calls == [7]
-        assert s.detail is s.detail and calls == [7]
-        assert type(s) is Score and type(s.detail) is MappingProxyType
+        assert not hasattr(base, "deferred_score") and not hasattr(canon, "text_function")
+        assert [f.name for f in dataclasses.fields(Score)] == ["value", "detail"]
+
+    def test_importing_ek_registers_no_reducer(self) -> None:
+        # (a copyreg entry for MappingProxyType was a process-wide side effect of importing ek)
+        import copyreg
+        from types import MappingProxyType
+
+        assert MappingProxyType not in copyreg.dispatch_table
         with pytest.raises(TypeError):
-            s.detail["passed"] = False  # type: ignore[index]
+            copy.deepcopy(MappingProxyType({"a": 1}))
 
-    def test_indistinguishable_from_an_eager_score(self) -> None:
-        eager = Score(0.25, {"tp": 1.0, "reason": "r"})
-        for read in (repr, lambda s: s.to_dict(), lambda s: pickle.loads(pickle.dumps(s))):
-            lazy = deferred_score(0.25, dict, ({"tp": 1.0, "reason": "r"},))
-            assert read(lazy) == read(eager)
-        lazy = deferred_score(0.25, dict, ({"tp": 1.0, "reason": "r"},))
-        assert lazy == eager and eager == lazy
-        assert dataclasses.replace(lazy, value=0.5) == Score(0.5, {"tp": 1.0, "reason": "r"})
+    @pytest.mark.parametrize(
+        "change",
+        [
+            lambda d: d.__setitem__("tp", 2.0),
+            lambda d: d.__delitem__("tp"),
+            lambda d: d.update(tp=2.0),
+            lambda d: d.setdefault("x", 1),
+            lambda d: d.pop("tp"),
+            lambda d: d.popitem(),
+            lambda d: d.clear(),
+            lambda d: d.__ior__({"x": 1}),
+        ],
+    )
+    def test_detail_refuses_every_change(self, change: Any) -> None:
+        s = Score(0.5, {"tp": 1.0})
+        with pytest.raises(TypeError, match="read-only"):
+            change(s.detail)
+        assert dict(s.detail) == {"tp": 1.0}
 
-    def test_other_attributes_still_raise(self) -> None:
-        s = deferred_score(1.0, dict)
-        with pytest.raises(AttributeError, match="no attribute 'nope'"):
-            s.nope  # type: ignore[attr-defined]  # noqa: B018
-        assert not hasattr(Score(1.0), "nope") and s.detail == {}
+    def test_detail_reads_as_a_dict_and_copies_to_plain_dicts(self) -> None:
+        s = Score(0.5, {"tp": 1.0, "rows": [1]})
+        assert isinstance(s.detail, dict) and s.detail == {"tp": 1.0, "rows": [1]}
+        assert type(s.detail.copy()) is dict and type(dict(s.detail)) is dict
+        assert type(s.detail | {"x": 1}) is dict
+        assert json.dumps(s.detail) == '{"tp": 1.0, "rows": [1]}'
+        assert type(copy.deepcopy(s.detail)) is ReadOnlyDict
+        assert type(pickle.loads(pickle.dumps(s.detail))) is ReadOnlyDict
 
-    def test_a_value_that_is_not_a_float_is_checked_at_once(self) -> None:
-        assert deferred_score(1, dict).value == 1.0  # type: ignore[arg-type]
-        with pytest.raises(TypeError, match="Score.value must be a float"):
-            deferred_score("1", dict)  # type: ignore[arg-type]
+    def test_a_read_only_detail_is_kept_as_given(self) -> None:
+        d = ReadOnlyDict({"tp": 1.0})
+        assert Score(1.0, d).detail is d
+        assert dataclasses.replace(Score(1.0, d), value=0.5) == Score(0.5, {"tp": 1.0})
 
-    def test_concurrent_first_reads_see_one_detail(self) -> None:
-        for _ in range(20):
-            s = deferred_score(1.0, lambda: {"reason": "r"})
-            seen: list[object] = []
-            threads = [
-                threading.Thread(target=lambda s=s, seen=seen: seen.append(s.detail))
-                for _ in range(4)
-            ]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            assert all(d == {"reason": "r"} for d in seen)
-            assert s.detail is s.detail
+    def test_int_value_becomes_a_float(self) -> None:
+        s = Score(1, {})  # type: ignore[arg-type]
+        assert type(s.value) is float and s == Score(1.0)
 
 
 @pytest.fixture(scope="module")
 def makers() -> list[tuple[str, Any]]:
     """(label, make) pairs: ``make()`` scores one demo episode afresh through a real metric.
 
-    Every registered metric, the tool-call metric (whose detail is built on first read) and its
-    eager MatchResult route, the trajectory metric in every scheme, and Cost-of-Pass priced and
+    Every registered metric, the tool-call metric and its MatchResult route, the trajectory metric in every scheme, and Cost-of-Pass priced and
     unpriced (unpriced: the value is NaN). Both demo agents, so details hold missing and extra
     calls as well as perfect runs.
     """
@@ -192,7 +196,7 @@ class TestScoreCopies:
         for label, make in makers:
             reference = make()
             back = copy_of(make())  # a fresh, unread Score
-            assert type(back) is Score and type(back.detail) is MappingProxyType, label
+            assert type(back) is Score and type(back.detail) is ReadOnlyDict, label
             assert back == reference and reference == back, label
             assert (back != reference) is False, label
 

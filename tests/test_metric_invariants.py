@@ -607,36 +607,9 @@ def test_deterministic_generated(metric: Any, data: Any) -> None:
         assert fresh(p, g) == s
 
 
-# The working tree's ek/base.py no longer registers the copyreg reducer for MappingProxyType
-# (HEAD c0b8156 did), so an ek object holding a read-only view no longer deep-copies: a
-# ModelPrice (``extra``), a GraphGrammar (``_nodes``) and so a TaskSpec's grammar cached by a
-# used ToolCallMetric. TypeError: cannot pickle 'mappingproxy' object. Routed to the owner of
-# ek/base.py; drop these marks when it is fixed (strict: an unexpected pass fails).
-_DEEPCOPY_BUG = (
-    "copy.deepcopy raises TypeError: cannot pickle 'mappingproxy' object (ek/base.py dropped "
-    "the copyreg reducer for MappingProxyType; {what} holds one)"
-)
-_DEEPCOPY_BROKEN = {
-    "registered/tool_calls": "the TaskSpec grammar the used metric caches",
-    "tool_calls[bfcl]": "the TaskSpec grammar the used metric caches",
-    "cost_per_success[priced,final_state]": "ModelPrice.extra",
-}
-DEEPCOPY = [
-    pytest.param(
-        m,
-        id=name,
-        marks=[
-            pytest.mark.xfail(
-                strict=True,
-                raises=TypeError,
-                reason=_DEEPCOPY_BUG.format(what=_DEEPCOPY_BROKEN[name]),
-            )
-        ]
-        if name in _DEEPCOPY_BROKEN
-        else [],
-    )
-    for name, m in CASES.items()
-]
+# Every ek object a used metric holds (a ModelPrice, a TaskSpec's grammar in its cache) keeps
+# its read-only mappings as ek.base.ReadOnlyDict, which deep-copies and pickles as itself.
+DEEPCOPY = [pytest.param(m, id=name) for name, m in CASES.items()]
 
 
 @pytest.mark.parametrize("metric", DEEPCOPY)

@@ -452,3 +452,123 @@ def test_wrong_container_types() -> None:
         match_calls([], [42])
     with pytest.raises(ValueError, match="no gold_calls"):
         M([], TaskSpec("t"))
+
+
+# --------------------------------------------------------------------------- issue 17: one path
+
+# Calls that exercise every branch of the matcher: claimed copies (recased, reordered arguments),
+# a wrong argument, a missing and an extra call, AnyOf / optional gold, a malformed prediction,
+# nested values, value-equal duplicates, and a schema tool.
+ONE_PATH_CASES = [
+    ([S("f", x=1, y="A ")], [S("f", y="a", x=1)]),
+    ([S("f", x=1), S("f", x=2)], [S("f", x=2), S("f", x=3), S("g")]),
+    ([S("f", x=True)], [S("f", x=1)]),
+    (
+        [S("w", city="paris, fr")],
+        [GoldCall("w", {"city": AnyOf("Paris", "paris, fr"), "u": AnyOf("C", optional=True)})],
+    ),
+    ([{"name": "f", "arguments": "{x"}, S("f", x=[1, {"a": None}])], [S("f", x=[1, {"a": None}])]),
+    ([S("f", x=1), S("f", x=1)], [S("f", x=1.0), S("f", x=1)]),
+]
+
+
+@pytest.mark.parametrize(("pred", "gold"), ONE_PATH_CASES)
+def test_the_metric_is_tool_call_score_of_the_match(pred: list[object], gold: list[object]) -> None:
+    # ToolCallMetric.__call__ = tool_call_score(match(...)): the same Score, key for key, as the
+    # functional form and as the metric's own MatchResult, for a list gold and a TaskSpec gold.
+    schema = ToolSpec("f", parameters={"type": "object", "properties": {"x": {"type": "integer"}}})
+    for grammar in (None, GraphGrammar([schema.to_node_type()])):
+        m = ToolCallMetric(grammar=grammar)
+        s = m(pred, gold)
+        for other in (
+            tool_call_score(match_calls(pred, gold, grammar=grammar)),
+            tool_call_score(m.match(pred, gold)),
+            m(pred, gold),  # warm caches
+        ):
+            assert other == s and list(other.detail) == list(s.detail)
+            assert repr(other) == repr(s)
+    task = TaskSpec("t", gold_calls=[g for g in gold if isinstance(g, Step)])
+    assert M(pred, task) == tool_call_score(match_calls(pred, task))
+
+
+def test_a_match_result_spells_out_claimed_pairs_when_read() -> None:
+    # A pair claimed as identical is counted from its mass; its verdicts (every argument a
+    # match, in the predicted call's argument order) are built when `matched` is first read.
+    r = match_calls([S("f", b=2, a="X"), S("g", z=1)], [S("f", a="x", b=2), S("h")])
+    (m,) = r.matched
+    assert r.matched is r.matched  # built once
+    assert (m.gold_index, m.pred_index, m.exact, m.tp) == (0, 0, True, 3.0)  # 1 + 1 + 1
+    assert [(a.arg, a.verdict, a.predicted, a.expected) for a in m.args] == [
+        ("b", "match", 2, 2),
+        ("a", "match", "X", "x"),
+    ]
+    assert [(u.index, u.tool, u.cost) for u in r.missing] == [(1, "h", 1.0)]
+    assert [(u.index, u.tool, dict(u.args), u.cost) for u in r.extra] == [(1, "g", {"z": 1}, 2.0)]
+    assert r.counts.as_dict() == {"tp": 3.0, "fp": 2.0, "fn": 1.0} and r.wrong_args == ()
+    assert r == match_calls([S("f", b=2, a="X"), S("g", z=1)], [S("f", a="x", b=2), S("h")])
+    assert repr(r).startswith("MatchResult(matched=(CallMatch(gold_index=0")
+    with pytest.raises(AttributeError):
+        r.tp = 0.0  # type: ignore[misc]
+
+
+def test_scores_do_not_follow_a_gold_changed_after_scoring_and_rescoring_does() -> None:
+    # Issue 17: the prepared-gold cache must be keyed safely. A list gold is prepared on every
+    # call; a TaskSpec's prepared gold is reused only while its calls read as they did.
+    gold = [Step("search", {"q": "refund policy"}), Step("lookup", {"id": 7})]
+    pred = [Step("search", {"q": "refund policy"}), Step("cancel", {"id": 7})]
+    m = ToolCallMetric()
+    s = m(pred, gold)
+    want = dict(ToolCallMetric()(list(pred), list(gold)).detail)
+    gold[0] = Step("other", {})
+    gold.append(Step("late", {}))
+    pred[1].args["id"] = 8  # type: ignore[index]  # (a Step's own mapping, mutated in place)
+    gold[1].args["id"] = 9  # type: ignore[index]
+    assert dict(s.detail) == want  # the Score is what was scored then
+    assert s.detail["missing"][0]["args"] == {"id": 7} and s.detail["extra"][0]["args"] == {"id": 7}
+    assert m(pred, gold) == ToolCallMetric()(pred, gold)  # re-scoring sees the new gold
+    assert m(pred, gold).detail["fn"] == 2.0 + 1.0 + 1.0  # lookup(id) + other + late
+
+    task = TaskSpec("t", gold_calls=[Step("f", {"x": 1})])
+    assert m([S("f", x=1)], task).passed
+    assert m([S("f", x=1)], task).passed  # (prepared once, reused)
+    task.gold_calls[0].args["x"] = True  # type: ignore[index]
+    assert not m([S("f", x=1)], task).passed  # True is not 1: the change is seen
+    assert m([S("f", x=True)], task).passed
+
+
+def test_canonical_equality_edges_through_the_metric() -> None:
+    # True is not 1 (BFCL): one wrong argument, TP = weight 1, FP = FN = 1 -> F1 = 2/4
+    s = M([S("f", x=True)], [S("f", x=1)])
+    assert s.value == 0.5 and s.detail["wrong_args"][0]["arg"] == "x"
+    # " paris " and "Paris" are canonically equal: the first gold call is the one claimed
+    s = M([S("f", x=" paris ")], [S("f", x="Paris"), S("f", x=" paris ")])
+    assert s.detail["matched"] == [{"gold": 0, "pred": 0, "tool": "f", "exact": True}]
+    assert M([S("f", x=math.nan)], [S("f", x=float("nan"))]).passed  # NaN is NaN
+    assert M([S("f", x=(1, 2))], [S("f", x=[1, 2])]).passed  # a tuple is the same sequence
+    assert M([S("f", x=1.0)], [S("f", x=1)]).passed  # numbers compare by value
+
+
+def test_bad_values_raise_naming_the_call() -> None:
+    with pytest.raises(TypeError, match=r"predicted call 0 \('f'\) argument 'x'"):
+        M([S("f", x={1, 2})], [S("g", x=1)])
+    with pytest.raises(TypeError, match=r"gold call 1 \('g'\) argument 'x'"):
+        M([S("f", x=1)], [S("f", x=1), S("g", x=object())])
+
+
+def test_the_package_imports_no_private_names_and_has_no_type_checking_edges() -> None:
+    # Issue 17: no module imports another module's _private names; no TYPE_CHECKING back-edges.
+    import ast
+    from pathlib import Path
+
+    import ek.agents.toolcalls as pkg
+    import ek.agents.trajectory as traj
+
+    files = [*Path(pkg.__file__).parent.glob("*.py"), Path(traj.__file__)]
+    assert {f.name for f in files} >= {"gold.py", "parse.py", "values.py", "bfcl.py", "compare.py"}
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        assert "TYPE_CHECKING" not in text, f.name
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ek"):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                assert not private, (f.name, node.module, private)

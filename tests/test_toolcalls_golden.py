@@ -39,6 +39,7 @@ import pytest
 from ek.agents.base import Episode, Step, TaskSpec, ToolSpec, Trajectory
 from ek.agents.toolcalls import AnyOf, GoldCall, ToolCallMetric, from_bfcl, match_calls
 from ek.agents.trajectory import SCHEMES, TrajectoryMetric
+from ek.base import ReadOnlyDict
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "toolcalls_golden.json.gz"
@@ -63,8 +64,11 @@ def enc(x: Any) -> Any:
         return {"N": t.__name__, "v": [enc(v) for v in x]}
     if t is tuple:
         return {"T": [enc(v) for v in x]}
-    if t is dict or t is MappingProxyType:
-        return {"D" if t is dict else "P": [[k, enc(v)] for k, v in x.items()]}
+    if t is dict:
+        return {"D": [[k, enc(v)] for k, v in x.items()]}
+    if t is MappingProxyType or t is ReadOnlyDict:  # a read-only mapping (Score.detail's type
+        # was a MappingProxyType when the file was recorded, a ReadOnlyDict since issue 17)
+        return {"P": [[k, enc(v)] for k, v in x.items()]}
     if hasattr(x, "__dataclass_fields__"):
         return {"C": t.__name__, "v": [[k, enc(getattr(x, k))] for k in x.__dataclass_fields__]}
     raise TypeError(f"cannot encode {t.__name__}: {x!r}")

@@ -3,7 +3,7 @@
 :class:`EkMetric` (a DeepEval ``BaseMetric`` for ``LLMTestCase``) and
 :class:`EkConversationalMetric` (a ``BaseConversationalMetric`` for ``ConversationalTestCase``)
 convert each test case to an ek :class:`~ek.agents.base.Episode` and its gold
-(:func:`ek.agents._bridge_deepeval.from_deepeval_test_case`), run the wrapped ek metric, and set
+(:func:`ek.agents.bridge.deepeval.from_deepeval_test_case`), run the wrapped ek metric, and set
 ``score``, ``success``, ``reason`` (ek's reason) and ``verbose_logs`` (ek's ``detail`` as JSON).
 :func:`to_deepeval_test_case` goes the other way.
 
@@ -28,7 +28,7 @@ except ImportError as _e:  # pragma: no cover - exercised in a test with deepeva
         "ek.adapters.deepeval needs DeepEval: pip install ek-agents[deepeval]"
     ) from _e
 
-from ek.agents._bridge_deepeval import from_deepeval_test_case
+from ek.agents.bridge import from_deepeval_test_case
 
 from ._convert import to_deepeval_test_case
 from ._metric import EkConversationalMetric, EkMetric

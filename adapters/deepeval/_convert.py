@@ -1,7 +1,7 @@
 """Episode -> DeepEval test case (the inverse of ``from_deepeval_test_case``).
 
 What DeepEval has no field for travels in ``metadata`` under the keys documented in
-:mod:`ek.agents._bridge_deepeval` (step errors and ids, every :class:`~ek.agents.base.Cost` with
+:mod:`ek.agents.bridge.deepeval` (step errors and ids, every :class:`~ek.agents.base.Cost` with
 all token kinds, final state, success, error, trial, run provenance, non-string input/output/gold).
 DeepEval's own ``input_token_count`` is set to all agent input tokens (uncached + cache reads +
 cache writes) and ``output_token_count`` to all agent output tokens, so DeepEval's views stay
@@ -59,35 +59,8 @@ def _gold_parts(gold: Any) -> tuple[Any, Trajectory | None, TaskSpec | None]:
     return gold, None, None
 
 
-def to_deepeval_test_case(
-    episode: Episode,
-    gold: Any = None,
-    *,
-    name: str | None = None,
-    conversational: bool = False,
-) -> LLMTestCase | ConversationalTestCase:
-    """Build a DeepEval test case from an ek episode (and its gold).
-
-    Args:
-        episode: The episode.
-        gold: A :class:`~ek.agents.base.TaskSpec` (its ``gold`` -> ``expected_output``, its
-            ``gold_calls`` -> ``expected_tools``, its ``tools`` -> ``metadata["tools"]``), a
-            :class:`~ek.agents.base.Trajectory` / list of Steps (expected tools), or the gold
-            answer itself.
-        name: The test case name (default: the task id, ``"<task_id>#<trial>"`` for trial > 0).
-        conversational: Build a ``ConversationalTestCase`` (a user turn with the input, then one
-            assistant turn carrying the tool calls and the output) instead of an ``LLMTestCase``.
-
-    Returns:
-        An ``LLMTestCase`` (or ``ConversationalTestCase``) that
-        :func:`~ek.agents._bridge_deepeval.from_deepeval_test_case` reads back to the same
-        episode (tool names, arguments, observations, errors, ids, token counts by kind, final
-        state, success, error, trial, run, metadata).
-    """
-    if not isinstance(episode, Episode):
-        raise TypeError(f"to_deepeval_test_case expects an Episode, got {type(episode).__name__}")
-    ep = episode
-    answer, calls, spec = _gold_parts(gold)
+def _episode_metadata(ep: Episode, answer: Any, spec: TaskSpec | None) -> dict[str, Any]:
+    """What DeepEval has no field for, in the test case's ``metadata`` (read back by the bridge)."""
     md: dict[str, Any] = {"task_id": ep.task_id}
     md.update(_step_meta(ep.trajectory))
     if ep.cost:
@@ -111,6 +84,39 @@ def to_deepeval_test_case(
         md["tools"] = [t.to_dict() for t in spec.tools]
     if ep.duration is not None:
         md["duration"] = ep.duration
+    return md
+
+
+def to_deepeval_test_case(
+    episode: Episode,
+    gold: Any = None,
+    *,
+    name: str | None = None,
+    conversational: bool = False,
+) -> LLMTestCase | ConversationalTestCase:
+    """Build a DeepEval test case from an ek episode (and its gold).
+
+    Args:
+        episode: The episode.
+        gold: A :class:`~ek.agents.base.TaskSpec` (its ``gold`` -> ``expected_output``, its
+            ``gold_calls`` -> ``expected_tools``, its ``tools`` -> ``metadata["tools"]``), a
+            :class:`~ek.agents.base.Trajectory` / list of Steps (expected tools), or the gold
+            answer itself.
+        name: The test case name (default: the task id, ``"<task_id>#<trial>"`` for trial > 0).
+        conversational: Build a ``ConversationalTestCase`` (a user turn with the input, then one
+            assistant turn carrying the tool calls and the output) instead of an ``LLMTestCase``.
+
+    Returns:
+        An ``LLMTestCase`` (or ``ConversationalTestCase``) that
+        :func:`~ek.agents.bridge.deepeval.from_deepeval_test_case` reads back to the same
+        episode (tool names, arguments, observations, errors, ids, token counts by kind, final
+        state, success, error, trial, run, metadata).
+    """
+    if not isinstance(episode, Episode):
+        raise TypeError(f"to_deepeval_test_case expects an Episode, got {type(episode).__name__}")
+    ep = episode
+    answer, calls, spec = _gold_parts(gold)
+    md = _episode_metadata(ep, answer, spec)
     case_name = name or (ep.task_id if not ep.trial else f"{ep.task_id}#{ep.trial}")
     inp = "" if ep.input is None else _text(ep.input)
     out = None if ep.output is None else _text(ep.output)

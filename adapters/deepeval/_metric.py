@@ -43,7 +43,7 @@ from ek.adapters._shell import (
     resolve_metric,
     run_metric,
 )
-from ek.agents._bridge_deepeval import from_deepeval_test_case
+from ek.agents.bridge import from_deepeval_test_case
 from ek.base import Score
 
 __all__ = ["EkConversationalMetric", "EkMetric"]
@@ -238,7 +238,7 @@ class EkConversationalMetric(_EkShell, BaseConversationalMetric):
     Steps come from the turns' ``tools_called``; the expected calls from
     ``metadata["expected_tools"]`` (conversational cases have no such field), a list of calls in
     any accepted shape (``{"name": ..., "arguments": {...}}``, ``{"function": ..., "arguments":
-    {...}}``, DeepEval's ``ToolCall`` or its dict...; see :mod:`ek.agents.callshape`).
+    {...}}``, DeepEval's ``ToolCall`` or its dict...; see :func:`ek.agents.toolcalls.normalize_call`).
     Arguments as for :class:`EkMetric`. An ``LLMTestCase`` is refused with a ``TypeError``
     naming :class:`EkMetric`.
 

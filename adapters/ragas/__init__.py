@@ -7,7 +7,7 @@ classic ``Metric`` subclasses, while the docs recommend the collections ``BaseMe
 Both read the columns ``user_input``, ``reference`` and ``reference_tool_calls`` (declared; the
 one a metric cannot score without is declared required, see :func:`required_columns`), turn
 the sample into an :class:`~ek.agents.base.Episode` and its gold
-(:func:`ek.agents._bridge_ragas.from_ragas_sample`, which reads every tool call through
+(:func:`ek.agents.bridge.ragas.from_ragas_sample`, which reads every tool call through
 :func:`ek.agents.toolcalls.normalize_call`), and return ek's number: NaN where ek says the value
 is undefined, with ek's reason alongside. :func:`to_ragas_sample` goes the other way.
 
@@ -45,7 +45,7 @@ except ImportError as _e:  # pragma: no cover - exercised in a test with ragas h
         f"ek.adapters.ragas needs Ragas: pip install ek-agents[ragas] (import failed: {_e})"
     ) from _e
 
-from ek.agents._bridge_ragas import from_ragas_sample
+from ek.agents.bridge import from_ragas_sample
 
 from ._convert import to_ragas_sample
 from ._metric import (

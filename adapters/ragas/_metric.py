@@ -43,7 +43,7 @@ with warnings.catch_warnings():
 
 from ek.adapters._shell import resolve_metric, run_metric
 from ek.agents import CostPerSuccessMetric, TaskSuccessMetric
-from ek.agents._bridge_ragas import from_ragas_sample
+from ek.agents.bridge import from_ragas_sample
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 from ek.base import Score

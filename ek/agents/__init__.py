@@ -6,21 +6,6 @@ package: the bridges to Inspect AI, DeepEval and Ragas duck-type their objects.
 
 from __future__ import annotations
 
-from ek.agents.base import (
-    COMPARABILITY_KEYS,
-    DESTRUCTIVE_WEIGHT,
-    TOKEN_KINDS,
-    Cost,
-    Episode,
-    RunProvenance,
-    Step,
-    TaskSpec,
-    ToolSpec,
-    Trajectory,
-    read_episodes,
-    suite_grammar,
-    write_episodes,
-)
 from ek.agents.bridge import (
     episodes_from_inspect_log,
     from_deepeval_test_case,
@@ -39,6 +24,17 @@ from ek.agents.cost import (
     per_million,
     price_cost,
     resolve_price,
+)
+from ek.agents.episode import (
+    COMPARABILITY_KEYS,
+    TOKEN_KINDS,
+    Cost,
+    Episode,
+    RunProvenance,
+    Step,
+    Trajectory,
+    read_episodes,
+    write_episodes,
 )
 from ek.agents.harness import (
     GateCheck,
@@ -78,19 +74,13 @@ from ek.agents.metrics import (
 )
 from ek.agents.reliability import (
     DeterministicAgentWarning,
-    Interval,
     ReliabilityReport,
     ReliabilityWarning,
-    bootstrap_interval,
-    difference_interval,
-    difference_upper_bound,
-    newcombe_difference,
-    normal_quantile,
     pass_at_k,
     pass_hat_k,
     reliability,
-    wilson_interval,
 )
+from ek.agents.spec import DESTRUCTIVE_WEIGHT, TaskSpec, ToolSpec, suite_grammar
 from ek.agents.toolcalls import (
     ACCEPTED_CALL_SHAPES,
     MALFORMED_TOOL,
@@ -120,6 +110,15 @@ from ek.agents.verifier import (
     run_hidden_tests,
 )
 from ek.grammar import FieldSpec, GraphGrammar
+from ek.stats import (
+    Interval,
+    bootstrap_interval,
+    difference_interval,
+    difference_upper_bound,
+    newcombe_difference,
+    normal_quantile,
+    wilson_interval,
+)
 
 __all__ = [
     "ACCEPTED_CALL_SHAPES",

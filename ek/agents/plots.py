@@ -28,8 +28,9 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
+
+from ek.base import ReadOnlyDict
 
 __all__ = [
     "PLOT_EXTRA_HINT",
@@ -76,7 +77,7 @@ class PlotRun:
                 raise ValueError(
                     f"PlotRun {self.name!r}: pass_hat_k keys must be ints >= 1, got {k!r}"
                 )
-        object.__setattr__(self, "pass_hat_k", MappingProxyType(dict(sorted(ks.items()))))
+        object.__setattr__(self, "pass_hat_k", ReadOnlyDict(dict(sorted(ks.items()))))
         if self.cost is not None and (not math.isfinite(self.cost) or self.cost < 0):
             raise ValueError(
                 f"PlotRun {self.name!r}: cost must be a finite number >= 0 or None, got {self.cost!r}"
@@ -117,7 +118,9 @@ def plot_run(run: Any, name: str | None = None, *, confidence: float = 0.95) -> 
         >>> r.name, dict(r.pass_hat_k), r.success, r.cost
         ('bot', {1: 0.75, 2: 0.5}, 0.75, 0.1)
     """
-    from .reliability import pass_hat_k, wilson_interval
+    from ek.stats import wilson_interval
+
+    from .reliability import pass_hat_k
 
     summary = run.summary() if callable(getattr(run, "summary", None)) else run
     counts = {t: nc for t, nc in dict(summary.counts).items() if nc[0] > 0}

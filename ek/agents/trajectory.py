@@ -81,19 +81,19 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Literal, NamedTuple
 
-from ek.agents._callargs import _Ctx
-from ek.agents._calls import (
-    _GCall,
-    _PCall,
-    _prepare_gold,
-    _prepare_pred,
-    _resolve_grammar,
-    _split_gold,
+from ek.agents.spec import TaskSpec, ToolSpec
+from ek.agents.toolcalls.assign import match
+from ek.agents.toolcalls.compare import compare
+from ek.agents.toolcalls.gold import show
+from ek.agents.toolcalls.parse import (
+    ExpectedCall,
+    PredictedCall,
+    prepare_gold,
+    prepare_predicted,
+    resolve_grammar,
+    split_gold,
 )
-from ek.agents._compare import _compare
-from ek.agents._gold import _show
-from ek.agents._matching import _match_prepared
-from ek.agents.base import TaskSpec, ToolSpec
+from ek.agents.toolcalls.values import Context
 from ek.base import Score
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.grammar import GraphGrammar
@@ -189,10 +189,10 @@ class _SubCosts:
 
     __slots__ = ("_a_by_tool", "_cache", "a_rep", "a_uid", "ctx", "e_rep", "e_uid")
 
-    def __init__(self, golds: list[_GCall], preds: list[_PCall], ctx: _Ctx) -> None:
+    def __init__(self, golds: list[ExpectedCall], preds: list[PredictedCall], ctx: Context) -> None:
         self.ctx = ctx
         e_ids: dict[Any, int] = {}
-        self.e_rep: list[_GCall] = []
+        self.e_rep: list[ExpectedCall] = []
         self.e_uid: list[int] = []
         for g in golds:
             key = g.key if g.key is not None else ("\x00gold", g.index)
@@ -202,7 +202,7 @@ class _SubCosts:
                 self.e_rep.append(g)
             self.e_uid.append(u)
         a_ids: dict[Any, int] = {}
-        self.a_rep: list[_PCall] = []
+        self.a_rep: list[PredictedCall] = []
         self.a_uid: list[int] = []
         self._a_by_tool: dict[str, list[int]] = {}
         for p in preds:
@@ -227,7 +227,7 @@ class _SubCosts:
             info = self.ctx.tool(g.tool)
             lit = g.lit
             if lit is not None and info.fields is None:
-                imps, dimp = info.imps, info.dimp
+                imps, dimp = info.importances, info.default_importance
                 pf = p.fargs
                 c = 0.0
                 for k, v in lit.items():
@@ -238,7 +238,7 @@ class _SubCosts:
                         c += imps.get(k, dimp)
                 res = (c, p.key == g.key)
             else:
-                pr = _compare(p, g, self.ctx)
+                pr = compare(p, g, self.ctx)
                 res = (pr.cost, pr.exact)
         self._cache[(eu, au)] = res
         return res
@@ -256,7 +256,7 @@ class _SubCosts:
                 row[au] = self.pair(eu, au)[0]
             return row
         # Fast path (literal expected step, no schema): count the differing arguments inline.
-        imps, dimp = info.imps, info.dimp
+        imps, dimp = info.importances, info.default_importance
         a_rep = self.a_rep
         missing = _MISSING
         for au in same_tool:
@@ -354,14 +354,14 @@ def _needleman_wunsch(
     return total, ops
 
 
-def _diff_args(p: _PCall, g: _GCall, ctx: _Ctx) -> tuple[Mapping[str, Any], ...]:
-    pr = _compare(p, g, ctx)
+def _diff_args(p: PredictedCall, g: ExpectedCall, ctx: Context) -> tuple[Mapping[str, Any], ...]:
+    pr = compare(p, g, ctx)
     return tuple(
         {
             "arg": a.arg,
             "verdict": a.verdict,
             "predicted": a.predicted,
-            "expected": _show(a.expected),
+            "expected": show(a.expected),
             "importance": a.importance,
         }
         for a in pr.verdicts
@@ -369,7 +369,9 @@ def _diff_args(p: _PCall, g: _GCall, ctx: _Ctx) -> tuple[Mapping[str, Any], ...]
     )
 
 
-def _ordered(preds: list[_PCall], golds: list[_GCall], ctx: _Ctx, scheme: str) -> TrajectoryResult:
+def _ordered(
+    preds: list[PredictedCall], golds: list[ExpectedCall], ctx: Context, scheme: str
+) -> TrajectoryResult:
     sub = _SubCosts(golds, preds, ctx)
     dels = [g.mass for g in golds]
     ins = [p.mass for p in preds] if scheme == "exact" else [0.0] * len(preds)
@@ -405,10 +407,10 @@ def _ordered(preds: list[_PCall], golds: list[_GCall], ctx: _Ctx, scheme: str) -
 
 
 def _unordered(
-    preds: list[_PCall], golds: list[_GCall], ctx: _Ctx, scheme: str
+    preds: list[PredictedCall], golds: list[ExpectedCall], ctx: Context, scheme: str
 ) -> TrajectoryResult:
     extra_cost = scheme == "any_order"
-    r = _match_prepared(preds, golds, ctx, objective="edit", extra_cost=extra_cost)
+    r = match(preds, golds, ctx, objective="edit", extra_cost=extra_cost)
     ops = []
     cost = 0.0
     for mt in r.matched:
@@ -421,7 +423,7 @@ def _unordered(
                     "arg": a.arg,
                     "verdict": a.verdict,
                     "predicted": a.predicted,
-                    "expected": _show(a.expected),
+                    "expected": show(a.expected),
                     "importance": a.importance,
                 }
                 for a in mt.wrong_args
@@ -449,9 +451,9 @@ def _check_scheme(scheme: Any) -> str:
 
 
 def _run(
-    actual: Any, expected: Any, ctx: _Ctx, golds: list[_GCall], scheme: str
+    actual: Any, expected: Any, ctx: Context, golds: list[ExpectedCall], scheme: str
 ) -> TrajectoryResult:
-    preds = _prepare_pred(actual, ctx)
+    preds = prepare_predicted(actual, ctx)
     if scheme in ("exact", "in_order"):
         return _ordered(preds, golds, ctx, scheme)
     return _unordered(preds, golds, ctx, scheme)
@@ -489,10 +491,10 @@ def align_trajectory(
         (False, 1.0, [('insert', None, 0), ('match', 0, 1), ('delete', 1, None)])
     """
     scheme_s = _check_scheme(scheme)
-    calls, g_grammar = _split_gold(expected)
-    gram = _resolve_grammar(grammar) if grammar is not None else g_grammar
-    ctx = _Ctx(gram, resolve_canonicalizer(canonicalizer), {})
-    return _run(actual, expected, ctx, _prepare_gold(calls, ctx), scheme_s)
+    calls, g_grammar = split_gold(expected)
+    gram = resolve_grammar(grammar) if grammar is not None else g_grammar
+    ctx = Context(gram, resolve_canonicalizer(canonicalizer), {})
+    return _run(actual, expected, ctx, prepare_gold(calls, ctx), scheme_s)
 
 
 # --------------------------------------------------------------------------- explanation
@@ -592,11 +594,11 @@ class TrajectoryMetric:
         canonicalizer: str | Canonicalizer | None = None,
     ) -> None:
         self.scheme = _check_scheme(scheme)
-        self.grammar = _resolve_grammar(grammar)
+        self.grammar = resolve_grammar(grammar)
         self.canonicalizer = canonicalizer
         self._canon = resolve_canonicalizer(canonicalizer)
         self._memo: dict[str, Any] = {}
-        self._ctx = _Ctx(self.grammar, self._canon, self._memo)
+        self._ctx = Context(self.grammar, self._canon, self._memo)
 
     def __repr__(self) -> str:
         return (
@@ -620,11 +622,11 @@ class TrajectoryMetric:
 
     def align(self, pred: Any, gold: Any) -> TrajectoryResult:
         """The :class:`TrajectoryResult` behind :meth:`__call__`."""
-        calls, g_grammar = _split_gold(gold)
+        calls, g_grammar = split_gold(gold)
         ctx = self._ctx
         if self.grammar is None and g_grammar is not None:
-            ctx = _Ctx(g_grammar, self._canon, self._memo)
-        return _run(pred, gold, ctx, _prepare_gold(calls, ctx), self.scheme)
+            ctx = Context(g_grammar, self._canon, self._memo)
+        return _run(pred, gold, ctx, prepare_gold(calls, ctx), self.scheme)
 
     def __call__(self, pred: Any, gold: Any) -> Score:
         """Score an actual trajectory (Episode, Trajectory or list of calls) against the gold."""

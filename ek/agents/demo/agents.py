@@ -34,7 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ek.agents.base import Cost, Episode, Step, TaskSpec, Trajectory
+from ek.agents.episode import Cost, Episode, Step, Trajectory
+from ek.agents.spec import TaskSpec
 
 from .world import CANCEL_REASONS, REFUND_REASONS, Db, call_tool, initial_db
 

@@ -40,8 +40,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from ek.agents.base import RunProvenance
 from ek.agents.cost import ModelPrice, per_million
+from ek.agents.episode import RunProvenance
 
 from .agents import ScriptedAgent, baseline_agent, candidate_agent
 from .tasks import SUITE_VERSION, load_tasks

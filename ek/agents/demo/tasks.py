@@ -27,7 +27,8 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from typing import Any
 
-from ek.agents.base import TaskSpec, Trajectory
+from ek.agents.episode import Trajectory
+from ek.agents.spec import TaskSpec
 
 from .world import TOOLS, Db, initial_db
 

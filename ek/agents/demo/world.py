@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any
 
-from ek.agents.base import Step, ToolSpec, Trajectory
+from ek.agents.episode import Step, Trajectory
+from ek.agents.spec import ToolSpec
 from ek.registry import register
 
 __all__ = [

@@ -1,24 +1,33 @@
 """The checker: :class:`HiddenTestChecker`, its factory :func:`hidden_tests`, :func:`run_hidden_tests`.
 
-A run, in order: check the workspace argument and that the hidden tests are unchanged and apart
-from the workspace; copy the workspace and the tests (plus a canary module) into fresh
-directories (:mod:`~ek.agents.verifier.workspace`, :mod:`~ek.agents.verifier.canary`); run the
-isolated process (:mod:`~ek.agents.verifier.process`); check the tests again; let the verdict
-rules decide (:mod:`~ek.agents.verifier.verdict`).
+A run, in order: check the workspace argument, that the hidden tests are unchanged and apart
+from the workspace, and that the test interpreter's library folders are as first seen; copy the
+workspace and the tests (plus a canary module) into fresh directories
+(:mod:`~ek.agents.verifier.workspace`, :mod:`~ek.agents.verifier.canary`); run the trusted test
+process, which runs the workspace's code only in a sandboxed child
+(:mod:`~ek.agents.verifier.process`, :mod:`~ek.agents.verifier.runner`,
+:mod:`~ek.agents.verifier.child`); check the tests, their source and the library folders
+again; let the verdict rules decide on the signed report (:mod:`~ek.agents.verifier.verdict`).
+
+The workspace is named by the caller (``workspace=`` or :meth:`HiddenTestChecker.verify`),
+never read from the episode unless the caller opts in with ``workspace_from_episode=True``:
+the episode is the agent's, and could name another, correct workspace.
 
 Example:
     >>> check = hidden_tests({"test_a.py": "def test_one():\\n    assert True\\n"}, timeout=30)
     >>> check
     HiddenTestChecker('1 in-memory file(s)', tests=1, timeout=30.0)
     >>> check.verify(None).reason
-    "no workspace: pass workspace= or put a path in episode.final_state / metadata['workspace']"
+    'no workspace: pass the path of the workspace to check'
 """
 
 from __future__ import annotations
 
+import hashlib
+import math
 import os
 import re
-import shutil
+import secrets
 import sys
 import tempfile
 import threading
@@ -26,7 +35,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Union
 
 from ek.agents.verifier.canary import Canary, make_canary
@@ -36,17 +44,23 @@ from ek.agents.verifier.process import (
     build_command,
     build_env,
     prepare_private,
+    pytest_args,
     run_isolated,
 )
 from ek.agents.verifier.verdict import Evidence, HiddenTestVerdict, Ruling, decide
 from ek.agents.verifier.workspace import (
+    SiteBaseline,
     WorkspaceError,
+    check_parent,
     copy_workspace,
     digest,
     discover,
     read_back,
+    remove_tree,
+    site_baseline,
     snapshot_tests,
 )
+from ek.base import ReadOnlyDict
 from ek.registry import register
 
 __all__ = ["HiddenTestChecker", "hidden_tests", "run_hidden_tests"]
@@ -54,6 +68,14 @@ __all__ = ["HiddenTestChecker", "hidden_tests", "run_hidden_tests"]
 PathLike = Union[str, "os.PathLike[str]"]
 
 _ENV_PREFIXES = ("PYTHON", "PYTEST", "EK_VERIFIER")
+_LIMIT_KEYS = ("memory", "cpu", "processes", "file_size")
+_NO_WORKSPACE = (
+    "hidden_tests needs the workspace from the harness: pass workspace=<path> or "
+    "workspace=<callable(episode) -> path> to hidden_tests(), or call check.verify(path). "
+    "It is not read from the episode by default, because the agent writes the episode and "
+    "could name another, correct workspace; opt in with workspace_from_episode=True only for "
+    "episodes the agent cannot edit"
+)
 
 
 # --------------------------------------------------------------------------- validation
@@ -136,6 +158,29 @@ def _check_limits(**limits: Any) -> None:
             raise ValueError(f"{label} must be an int >= 1, got {n!r}")
 
 
+def _resource_limits(
+    limits: Mapping[str, int] | None, timeout: float, max_bytes: int
+) -> dict[str, int]:
+    """The workspace process's resource limits: the defaults, overridden by ``limits``."""
+    out = {
+        "memory": 4 << 30,
+        "cpu": math.ceil(timeout) + 1,
+        "processes": 64,
+        "file_size": max_bytes,
+    }
+    if limits is None:
+        return out
+    if not isinstance(limits, Mapping):
+        raise TypeError(
+            f"limits must be a mapping like {{'memory': 2**30}}, got {type(limits).__name__}"
+        )
+    unknown = sorted(set(limits) - set(_LIMIT_KEYS))
+    if unknown:
+        raise ValueError(f"limits keys must be among {_LIMIT_KEYS}, got {unknown}")
+    _check_limits(**{f"limits[{k!r}]": v for k, v in limits.items()})
+    return {**out, **limits}
+
+
 # --------------------------------------------------------------------------- before a run
 def _workspace_of(episode: Any) -> Any:
     """The workspace an episode names: itself if a path, else ``final_state`` / ``metadata``."""
@@ -154,10 +199,7 @@ def _workspace_of(episode: Any) -> Any:
 
 def _workspace_problem(workspace: Any) -> Ruling | None:
     if workspace is None:
-        return Ruling(
-            "error",
-            "no workspace: pass workspace= or put a path in episode.final_state / metadata['workspace']",
-        )
+        return Ruling("error", "no workspace: pass the path of the workspace to check")
     if not isinstance(workspace, (str, os.PathLike)):
         return Ruling(
             "error", f"workspace must be a path, got {type(workspace).__name__}: {workspace!r:.100}"
@@ -175,6 +217,27 @@ def _platform_problem() -> Ruling | None:
             f"hidden_tests needs a POSIX system (process groups, pass_fds), got {os.name!r}",
         )
     return None
+
+
+class _Dirs:
+    """One check's folders, all under ``base`` (itself under :func:`check_parent`).
+
+    ``tests`` and ``private`` (runner, ini, config) are the trusted process's alone; the
+    workspace process may read ``child`` and ``pycache`` (the bytecode cache that the trusted
+    processes of this user share, next to ``base``) and write ``ws`` and ``scratch`` (its
+    HOME, TMPDIR and pytest's basetemp).
+    """
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.ws, self.tests, self.private = base / "ws", base / "tests", base / "private"
+        self.child, self.scratch = base / "child", base / "scratch"
+        self.pycache = base.parent / "pycache"
+        self.pycache.mkdir(mode=0o700, exist_ok=True)
+        for d in (self.ws, self.tests, self.private, self.child, self.scratch):
+            d.mkdir()
+        for sub in ("home", "tmp"):
+            (self.scratch / sub).mkdir()
 
 
 # --------------------------------------------------------------------------- the checker
@@ -201,6 +264,8 @@ class HiddenTestChecker:
         max_output: int = 20_000,
         max_files: int = 20_000,
         max_bytes: int = 100_000_000,
+        limits: Mapping[str, int] | None = None,
+        workspace_from_episode: bool = False,
     ) -> None:
         files, source = snapshot_tests(tests)
         _check_files(files, tests)
@@ -210,6 +275,13 @@ class HiddenTestChecker:
         plug = _plugin_names(plugins)
         extra = _extra_env(env)
         _check_limits(max_output=max_output, max_files=max_files, max_bytes=max_bytes)
+        if not isinstance(workspace_from_episode, bool):
+            raise TypeError(
+                f"workspace_from_episode must be a bool, got {workspace_from_episode!r}"
+            )
+        self.limits = ReadOnlyDict(_resource_limits(limits, float(timeout), max_bytes))
+        self.workspace_from_episode = workspace_from_episode
+        self._loaded: tuple[str, ...] = ()
         self._files = files
         self._source = source
         self._digest = digest(files)
@@ -218,7 +290,7 @@ class HiddenTestChecker:
         self.timeout = float(timeout)
         self.python = os.fspath(python) if python is not None else sys.executable
         self.plugins = plug
-        self.env = MappingProxyType(extra)
+        self.env = ReadOnlyDict(extra)
         self.max_output = max_output
         self.max_files = max_files
         self.max_bytes = max_bytes
@@ -246,10 +318,21 @@ class HiddenTestChecker:
 
     # -- the checker protocol
     def __call__(self, episode: Any, gold: Any = None) -> HiddenTestVerdict:
-        """Check an episode (``gold`` is ignored: the hidden tests are the gold)."""
-        ws = self.workspace(episode) if callable(self.workspace) else self.workspace
-        if ws is None:
+        """Check an episode (``gold`` is ignored: the hidden tests are the gold).
+
+        Raises:
+            ValueError: No ``workspace=`` was given (and no opt-in to read it from the episode).
+        """
+        if callable(self.workspace):
+            ws = self.workspace(episode)
+        elif self.workspace is not None:
+            ws = self.workspace
+        elif isinstance(episode, (str, os.PathLike)):
+            ws = episode  # the caller passed the path itself
+        elif self.workspace_from_episode:
             ws = _workspace_of(episode)
+        else:
+            raise ValueError(_NO_WORKSPACE)
         return self.verify(ws)
 
     def verify(self, workspace: Any) -> HiddenTestVerdict:
@@ -301,25 +384,20 @@ class HiddenTestChecker:
         return None
 
     def _in_fresh_dirs(self, ws: Path) -> tuple[Ruling, str]:
-        """Copy the workspace into a fresh directory and run there; remove every directory."""
-        dirs: list[str] = []
+        """Copy the workspace into a fresh folder and run there; remove it all afterwards."""
+        base = Path(tempfile.mkdtemp(prefix="check-", dir=check_parent()))
+        dirs = _Dirs(base)
         try:
-            ws_copy = tempfile.mkdtemp(prefix="ek-ws-")
-            dirs.append(ws_copy)
-            tests_dir = tempfile.mkdtemp(prefix="ek-tests-")
-            dirs.append(tests_dir)
-            private = tempfile.mkdtemp(prefix="ek-verifier-")
-            dirs.append(private)
             try:
-                skipped = copy_workspace(ws, Path(ws_copy), self.max_files, self.max_bytes)
+                skipped = copy_workspace(ws, dirs.ws, self.max_files, self.max_bytes)
             except WorkspaceError as e:
                 return Ruling("error", str(e)), ""
             except OSError as e:
                 return Ruling("error", f"cannot copy the workspace {str(ws)!r}: {e}"), ""
-            return self._run(Path(ws_copy), Path(tests_dir), Path(private), skipped)
+            return self._run(dirs, skipped)
         finally:
-            for d in dirs:
-                shutil.rmtree(d, ignore_errors=True)
+            remove_tree(dirs.tests)  # the hidden tests first, whatever happens to the rest
+            remove_tree(base)
 
     def _stage_tests(self, tests_dir: Path) -> Canary:
         """Write the hidden tests and a fresh canary module into ``tests_dir``."""
@@ -331,27 +409,102 @@ class HiddenTestChecker:
         (tests_dir / canary.module).write_text(canary.source, encoding="utf-8")
         return canary
 
-    def _run(
-        self, ws_copy: Path, tests_dir: Path, private: Path, skipped: list[str]
-    ) -> tuple[Ruling, str]:
-        canary = self._stage_tests(tests_dir)
-        if digest(read_back(tests_dir, self._files)) != self._digest:
+    def _site(self) -> SiteBaseline | Ruling:
+        """The test interpreter's library folders, unchanged since first seen (or a ruling)."""
+        if not os.path.exists(self.python):
+            return Ruling("error", f"cannot start the test interpreter {self.python!r}: not found")
+        baseline = site_baseline(self.python)
+        if isinstance(baseline, str):
+            return Ruling("error", f"cannot start the test interpreter {self.python!r}: {baseline}")
+        changed = baseline.changed(self._loaded)
+        if changed is not None:
+            return Ruling(
+                "tampering",
+                f"the test interpreter changed since the checker first ran it: {changed}",
+            )
+        return baseline
+
+    def _config(self, dirs: _Dirs, canary: Canary, child: Path, ini: Path) -> dict[str, Any]:
+        """The trusted test process's configuration (the HMAC key travels separately)."""
+        names = [*self._files, canary.module]
+        back = read_back(dirs.tests, names)
+        hide = [str(dirs.base.parent)] + ([str(self._source)] if self._source else [])
+        child_env = build_env(dirs.scratch / "home", dirs.scratch / "tmp", self.env)
+        return {
+            "tests": str(dirs.tests),
+            "digests": {rel: hashlib.sha256(back[rel]).hexdigest() for rel in names},
+            "workspace": str(dirs.ws),
+            "args": pytest_args(ini, dirs.tests, dirs.scratch / "basetemp", self.plugins),
+            "child_command": [
+                self.python,
+                "-I",
+                "-B",
+                "-X",
+                "utf8",
+                "-X",
+                f"pycache_prefix={dirs.pycache}",
+                str(child),
+            ],
+            "child_env": child_env,
+            "child_config": {
+                "workspace": str(dirs.ws),
+                "limits": dict(self.limits),
+                "hide": hide,
+                "read": [str(dirs.child), str(dirs.pycache)],
+                "write": [str(dirs.ws), str(dirs.scratch), "/dev/null"],
+            },
+        }
+
+    def _run(self, dirs: _Dirs, skipped: list[str]) -> tuple[Ruling, str]:
+        canary = self._stage_tests(dirs.tests)
+        if digest(read_back(dirs.tests, self._files)) != self._digest:
             return Ruling("tampering", "the hidden tests changed while being copied"), ""
-        runner, ini = prepare_private(private)
-        cmd = build_command(
-            self.python, runner, ini, ws_copy, tests_dir, private / "basetemp", self.plugins
-        )
+        site = self._site()
+        if isinstance(site, Ruling):
+            return site, ""
+        runner, ini, child = prepare_private(dirs.private, dirs.child)
+        key = secrets.token_bytes(32)
         try:
             result = run_isolated(
-                cmd,
-                cwd=ws_copy,
-                env=build_env(private, self.env),
+                build_command(self.python, runner, dirs.private / "config.json", dirs.pycache),
+                cwd=dirs.ws,
+                env=build_env(dirs.scratch / "home", dirs.scratch / "tmp", self.env),
+                config=self._config(dirs, canary, child, ini),
+                config_path=dirs.private / "config.json",
+                key=key,
                 timeout=self.timeout,
                 max_output=self.max_output,
+                max_processes=self.limits["processes"] + 2,
             )
         except StartError as e:
             return Ruling("error", f"cannot start the test interpreter {self.python!r}: {e}"), ""
-        return self._judge_run(result, tests_dir, canary, skipped), result.output
+        ruling = self._judge_run(result, dirs.tests, canary, skipped, key)
+        sandbox = ruling.detail.get("sandbox")
+        if not (isinstance(sandbox, dict) and sandbox.get("landlock")) and sandbox is not None:
+            remove_tree(dirs.pycache)  # it could write the shared bytecode cache: start afresh
+        return self._after(ruling, site), result.output
+
+    def _after(self, ruling: Ruling, site: SiteBaseline) -> Ruling:
+        """The hidden tests' source and the interpreter's library folders, checked again."""
+        loaded = ruling.detail.get("loaded_files")
+        if isinstance(loaded, list):
+            self._loaded = tuple(loaded)
+        detail = {k: v for k, v in ruling.detail.items() if k != "loaded_files"}
+        problem = self._tests_problem_after() or site.changed(self._loaded)
+        if problem is not None and ruling.status != "tampering":
+            return Ruling("tampering", f"during the run: {problem}", detail=detail)
+        return replace(ruling, detail=detail)
+
+    def _tests_problem_after(self) -> str | None:
+        if self._source is None:
+            return None
+        try:
+            now, _ = snapshot_tests(self._source)
+        except OSError as e:
+            return f"the hidden tests at {str(self._source)!r} can no longer be read: {e}"
+        if digest(now) != self._digest:
+            return f"the hidden tests at {str(self._source)!r} were modified"
+        return None
 
     def _intact(self, tests_dir: Path, canary: Canary) -> bool:
         """The hidden tests and the canary module in ``tests_dir`` are still what was written."""
@@ -360,14 +513,21 @@ class HiddenTestChecker:
         return tests_now == self._digest and after[canary.module] == canary.source.encode("utf-8")
 
     def _judge_run(
-        self, result: ProcessResult, tests_dir: Path, canary: Canary, skipped: list[str]
+        self, result: ProcessResult, tests_dir: Path, canary: Canary, skipped: list[str], key: bytes
     ) -> Ruling:
-        """Timeout, then tests modified during the run, then the verdict rules."""
+        """Timeout, process limit, tests modified during the run, then the verdict rules."""
         paths: dict[str, Any] = {"skipped_paths": skipped} if skipped else {}
         if result.timed_out:
             return Ruling(
                 "timeout",
                 f"the hidden tests did not finish within {self.timeout:g} s",
+                detail={**paths, "exit_code": None},
+            )
+        if result.too_many_processes:
+            return Ruling(
+                "error",
+                f"the workspace started too many processes ({result.too_many_processes} > "
+                f"processes limit {self.limits['processes']}); all were killed",
                 detail={**paths, "exit_code": None},
             )
         if not self._intact(tests_dir, canary):
@@ -383,9 +543,11 @@ class HiddenTestChecker:
             canary_pass=canary.must_pass,
             canary_fail=canary.must_fail,
             overflow=result.overflow,
+            key=key,
         )
         ruling = decide(evidence)
-        return replace(ruling, detail={**ruling.detail, **paths})
+        extra = {"sandbox": evidence.sandbox, "loaded_files": list(evidence.loaded)}
+        return replace(ruling, detail={**ruling.detail, **paths, **extra})
 
 
 def hidden_tests(
@@ -400,6 +562,8 @@ def hidden_tests(
     max_output: int = 20_000,
     max_files: int = 20_000,
     max_bytes: int = 100_000_000,
+    limits: Mapping[str, int] | None = None,
+    workspace_from_episode: bool = False,
 ) -> HiddenTestChecker:
     """Build an isolated hidden-test checker: ``check=hidden_tests("tests/hidden")``.
 
@@ -409,10 +573,10 @@ def hidden_tests(
         tests: The trusted hidden tests: a test file, a directory (read recursively), or a
             ``{relative path: source}`` mapping. Read and hashed now; a later change of the
             files is reported as tampering. ``conftest.py`` is refused (conftest loading is off).
-        workspace: The agent's final workspace: a path, a ``callable(episode) -> path``, or
-            ``None`` to take it from the episode (a path as ``episode.final_state``,
-            ``final_state["workspace"]``, or ``episode.metadata["workspace"]``). Prefer a
-            harness-side value: a path read from the episode is chosen by the agent.
+        workspace: The agent's final workspace, named by the harness: a path or a
+            ``callable(episode) -> path``. Required to call the checker on episodes (or
+            pass the path to :meth:`HiddenTestChecker.verify`); without it, calling the
+            checker raises ``ValueError`` unless ``workspace_from_episode`` is set.
         timeout: Seconds before the whole test process group is killed (status ``"timeout"``).
         python: The interpreter that runs pytest (default :data:`sys.executable`).
         expected: Node ids (``"test_x.py::test_y"``, parameters stripped) that must pass;
@@ -420,8 +584,18 @@ def hidden_tests(
         plugins: pytest plugins to enable explicitly with ``-p`` (autoloading is off).
         env: Extra environment variables for the test process (no ``PYTHON*``/``PYTEST*``).
         max_output: Bytes of pytest output kept (head and tail).
-        max_files: Most files copied from the workspace (more: status ``"error"``).
+        max_files: Most files and directories copied from the workspace (more: status
+            ``"error"``).
         max_bytes: Most bytes copied from the workspace (more: status ``"error"``).
+        limits: Resource limits of the process that runs the workspace's code
+            (``resource.setrlimit``; POSIX): ``memory`` (bytes of address space, default
+            4 GiB), ``cpu`` (seconds, default ``ceil(timeout) + 1``), ``processes`` (default
+            64; also enforced by counting descendants, since Linux does not apply
+            ``RLIMIT_NPROC`` to root), ``file_size`` (bytes, default ``max_bytes``).
+        workspace_from_episode: Read the workspace from the episode (a path as
+            ``episode.final_state``, ``final_state["workspace"]`` or
+            ``metadata["workspace"]``) when ``workspace`` is not given. Off by default: the
+            agent writes the episode and could name another, correct workspace.
 
     Returns:
         A :class:`HiddenTestChecker`: ``check(episode, gold)`` returns a
@@ -443,6 +617,8 @@ def hidden_tests(
         max_output=max_output,
         max_files=max_files,
         max_bytes=max_bytes,
+        limits=limits,
+        workspace_from_episode=workspace_from_episode,
     )
 
 

@@ -1,14 +1,17 @@
 """The verdict: :class:`HiddenTestVerdict` and the ordered rules that decide it.
 
-The isolated runner (:mod:`ek.agents.verifier.runner`) streams one JSON record per event through
-a private pipe. :class:`Evidence` holds what a run produced (those records, the exit status, the
-expected tests, the canary ids). :data:`RULES` is an ordered list of small functions; each looks
-at the evidence and either returns a :class:`Ruling` or passes (``None``) to the next.
-:func:`decide` returns the first ruling. The exit status alone never makes a run pass.
+The trusted runner (:mod:`ek.agents.verifier.runner`) streams one JSON record per event through
+a private pipe, each line signed: ``<hex HMAC-SHA256> <json>``, the JSON carrying a sequence
+number (:func:`sign` makes such a line). :class:`Evidence` holds what a run produced (those
+lines, the key, the exit status, the expected tests, the canary ids); a line with a bad
+signature or out of sequence ends the report there and makes the run ``tampering``.
+:data:`RULES` is an ordered list of small functions; each looks at the evidence and either
+returns a :class:`Ruling` or passes (``None``) to the next. :func:`decide` returns the first
+ruling. The exit status alone never makes a run pass.
 
 Example:
     >>> [rule.__name__ for rule in RULES][:3]
-    ['report_overflowed', 'malformed_record', 'boot_failed']
+    ['report_overflowed', 'malformed_record', 'workspace_tampered']
     >>> decide(Evidence((), exit_code=0, expected=(), canary_pass="c::p",
     ...                 canary_fail="c::f")).status
     'tampering'
@@ -16,12 +19,15 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from types import MappingProxyType
 from typing import Any
+
+from ek.base import ReadOnlyDict
 
 __all__ = [
     "RULES",
@@ -32,6 +38,7 @@ __all__ = [
     "Ruling",
     "decide",
     "judge",
+    "sign",
 ]
 
 #: Every status a :class:`HiddenTestVerdict` can carry; only ``"passed"`` is a success.
@@ -86,7 +93,7 @@ class HiddenTestVerdict:
         if not isinstance(self.reason, str) or not self.reason:
             raise ValueError(f"reason must be a non-empty str, got {self.reason!r:.100}")
         object.__setattr__(self, "failed_tests", tuple(self.failed_tests))
-        object.__setattr__(self, "detail", MappingProxyType(dict(self.detail)))
+        object.__setattr__(self, "detail", ReadOnlyDict(dict(self.detail)))
 
     def __bool__(self) -> bool:
         return self.passed
@@ -123,18 +130,45 @@ class Ruling:
 
 
 # --------------------------------------------------------------------------- the evidence
-def _parse(lines: Iterable[bytes]) -> tuple[tuple[dict[str, Any], ...], str | None]:
-    """The records up to the first malformed line, and why that line is malformed (or None)."""
+def sign(key: bytes, rec: Mapping[str, Any], seq: int) -> bytes:
+    """One report line as the runner writes it: ``<hex HMAC-SHA256> <json with "seq">``.
+
+    Example:
+        >>> line = sign(b"k", {"event": "start"}, 0)
+        >>> line.split(b" ", 1)[1]
+        b'{"event": "start", "seq": 0}'
+    """
+    body = json.dumps({**rec, "seq": seq}).encode("utf-8")
+    return hmac.new(key, body, hashlib.sha256).hexdigest().encode() + b" " + body
+
+
+def _verify(raw: bytes, key: bytes, seq: int) -> tuple[Any, str | None]:
+    """The record of one signed line, or why it is not one."""
+    mac, _, body = raw.partition(b" ")
+    want = hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+    if not hmac.compare_digest(mac, want):
+        return (
+            None,
+            f"report line {raw[:80]!r} has a bad signature: something else wrote to the report",
+        )
+    try:
+        rec = json.loads(body)
+    except ValueError:
+        return None, f"malformed report record {raw[:80]!r}"
+    if not isinstance(rec, dict) or not isinstance(rec.get("event"), str):
+        return None, f"malformed report record {raw[:80]!r}"
+    if rec.get("seq") != seq:
+        return None, f"report record {seq} is out of sequence (replayed or dropped records)"
+    return rec, None
+
+
+def _parse(lines: Iterable[bytes], key: bytes) -> tuple[tuple[dict[str, Any], ...], str | None]:
+    """The records up to the first bad line, and why that line is bad (or None)."""
     records: list[dict[str, Any]] = []
     for raw in lines:
-        try:
-            rec = json.loads(raw)
-        except ValueError:
-            return tuple(records), (
-                f"malformed report record {raw[:80]!r}: something else wrote to the report"
-            )
-        if not isinstance(rec, dict) or not isinstance(rec.get("event"), str):
-            return tuple(records), f"malformed report record {raw[:80]!r}"
+        rec, problem = _verify(raw, key, len(records))
+        if problem is not None:
+            return tuple(records), problem
         records.append(rec)
     return tuple(records), None
 
@@ -208,10 +242,11 @@ class Evidence:
         canary_pass: Node id of the canary test that must pass.
         canary_fail: Node id of the canary test that must fail.
         overflow: True when the report exceeded its size limit.
+        key: The run's HMAC key (every line must be signed with it).
 
     Example:
-        >>> ev = Evidence((b'{"event": "start"}', b"{not json"), exit_code=1, expected=(),
-        ...               canary_pass="c::p", canary_fail="c::f")
+        >>> ev = Evidence((sign(b"k", {"event": "start"}, 0), b"00 {not signed"), exit_code=1,
+        ...               expected=(), canary_pass="c::p", canary_fail="c::f", key=b"k")
         >>> ev.events, ev.malformed is not None
         (('start',), True)
     """
@@ -222,10 +257,11 @@ class Evidence:
     canary_pass: str
     canary_fail: str
     overflow: bool = False
+    key: bytes = b""
 
     @cached_property
     def _parsed(self) -> tuple[tuple[dict[str, Any], ...], str | None]:
-        return _parse(self.lines)
+        return _parse(self.lines, self.key)
 
     @property
     def records(self) -> tuple[dict[str, Any], ...]:
@@ -252,6 +288,17 @@ class Evidence:
         """Each reported test's combined outcome (``passed``, ``failed``, ``skipped`` ...)."""
         t = self.tally
         return {nid: _combine(ph, nid in t.xfail) for nid, ph in t.phases.items()}
+
+    @property
+    def sandbox(self) -> Any:
+        """What the workspace process reported about its sandbox (None: it never started)."""
+        return next((r.get("status") for r in self.records if r["event"] == "sandbox"), None)
+
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        """The module files the trusted test process loaded (from its ``exit`` record)."""
+        files = next((r.get("loaded") for r in self.records if r["event"] == "exit"), None)
+        return tuple(f for f in files if isinstance(f, str)) if isinstance(files, list) else ()
 
     @property
     def exit_status(self) -> Any:
@@ -319,9 +366,22 @@ def malformed_record(ev: Evidence) -> Ruling | None:
     return None
 
 
+def workspace_tampered(ev: Evidence) -> Ruling | None:
+    """The runner saw the workspace process do what no honest program does: ``tampering``.
+
+    (A malformed message on its pipe, or status 0 in the middle of a request: ``os._exit``.)
+    """
+    tamper = [r for r in ev.records if r["event"] == "tamper"]
+    if tamper:
+        return Ruling("tampering", f"the workspace process misbehaved: {tamper[0].get('reason')}")
+    return None
+
+
 def boot_failed(ev: Evidence) -> Ruling | None:
-    """The runner could not import pytest: ``error``."""
+    """The runner could not start (pytest missing: ``error``; tests changed: ``tampering``)."""
     boot = [r for r in ev.records if r["event"] == "boot_error"]
+    if boot and boot[0].get("tampered") is True:
+        return Ruling("tampering", str(boot[0].get("error")))
     if boot:
         return Ruling("error", f"the test interpreter cannot run pytest: {boot[0].get('error')}")
     return None
@@ -491,6 +551,7 @@ def all_passed(ev: Evidence) -> Ruling:
 RULES: tuple[Rule, ...] = (
     report_overflowed,
     malformed_record,
+    workspace_tampered,
     boot_failed,
     session_repeated,
     session_incomplete,
@@ -514,9 +575,9 @@ def decide(evidence: Evidence) -> Ruling:
     Never looks at the exit code for success.
 
     Example:
-        >>> ev = Evidence((b'{"event": "boot_error", "error": "No module named pytest"}',),
+        >>> ev = Evidence((sign(b"k", {"event": "boot_error", "error": "No module named pytest"}, 0),),
         ...               exit_code=3, expected=("t.py::test_a",), canary_pass="c::p",
-        ...               canary_fail="c::f")
+        ...               canary_fail="c::f", key=b"k")
         >>> r = decide(ev)
         >>> r.status, r.reason, dict(r.detail)
         ('error', 'the test interpreter cannot run pytest: No module named pytest', {'exit_code': 3})
@@ -536,8 +597,9 @@ def judge(
     canary_pass: str,
     canary_fail: str,
     overflow: bool = False,
+    key: bytes = b"",
 ) -> tuple[str, str, tuple[str, ...], dict[str, Any]]:
-    """Decide a verdict from the reporter's records: :func:`decide` on the :class:`Evidence`.
+    """Decide a verdict from the reporter's signed lines: :func:`decide` on the :class:`Evidence`.
 
     Returns ``(status, reason, failed_tests, detail)``.
 
@@ -547,6 +609,6 @@ def judge(
         ('error', 'the test report exceeded its size limit', (), {'exit_code': 0})
     """
     evidence = Evidence(
-        tuple(lines), exit_code, tuple(expected), canary_pass, canary_fail, overflow
+        tuple(lines), exit_code, tuple(expected), canary_pass, canary_fail, overflow, key
     )
     return decide(evidence).as_tuple()

@@ -1,11 +1,11 @@
-"""Gold-call patterns as a user writes them: :class:`AnyOf` (several acceptable values, optional
+"""Gold calls as a user writes them: :class:`AnyOf` (several acceptable values, optional
 arguments) and :class:`GoldCall`, with BFCL ``possible_answer`` semantics (source:
 ShishirPatil/gorilla, ``berkeley-function-call-leaderboard/bfcl_eval/eval_checker/ast_eval/
-ast_checker.py`` @ 6ea5797). Re-exported by :mod:`ek.agents.toolcalls`.
+ast_checker.py`` @ 6ea5797); :func:`show` renders a gold pattern for a report.
 
 Example:
     >>> g = GoldCall("weather", {"city": AnyOf("Paris", "Paris, FR")})
-    >>> _show(g.args)
+    >>> show(g.args)
     {'city': {'any_of': ['Paris', 'Paris, FR'], 'optional': False}}
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AnyOf", "GoldCall", "_show"]
+__all__ = ["AnyOf", "GoldCall", "show"]
 
 
 class AnyOf:
@@ -57,15 +57,13 @@ class AnyOf:
 
     def __repr__(self) -> str:
         inner = ", ".join(repr(v) for v in self.values)
-        return (
-            f"AnyOf({inner}{', ' if inner else ''}optional=True)"
-            if self.optional
-            else (f"AnyOf({inner})")
-        )
+        if self.optional:
+            return f"AnyOf({inner}{', ' if inner else ''}optional=True)"
+        return f"AnyOf({inner})"
 
     def to_dict(self) -> dict[str, Any]:
         """``{"any_of": [...], "optional": bool}`` (nested AnyOf rendered the same way)."""
-        return {"any_of": [_show(v) for v in self.values], "optional": self.optional}
+        return {"any_of": [show(v) for v in self.values], "optional": self.optional}
 
 
 @dataclass(frozen=True)
@@ -94,17 +92,22 @@ class GoldCall:
         object.__setattr__(self, "args", dict(self.args))
 
 
-def _show(v: Any) -> Any:
-    """A JSON-ready rendering of a gold pattern (AnyOf -> ``{"any_of": ..., "optional": ...}``)."""
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def show(v: Any) -> Any:
+    """A JSON-ready rendering of a gold pattern (AnyOf -> ``{"any_of": ..., "optional": ...}``).
+
+    Example:
+        >>> show({"unit": AnyOf("C", optional=True), "days": (1, 2)})
+        {'unit': {'any_of': ['C'], 'optional': True}, 'days': [1, 2]}
+    """
+    if type(v) in _SCALARS:
+        return v
     if isinstance(v, AnyOf):
         return v.to_dict()
     if isinstance(v, Mapping):
-        return {k: _show(x) for k, x in v.items()}
+        return {k: show(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_show(x) for x in v]
+        return [show(x) for x in v]
     return v
-
-
-# Documented and pickled under their public home.
-AnyOf.__module__ = "ek.agents.toolcalls"
-GoldCall.__module__ = "ek.agents.toolcalls"

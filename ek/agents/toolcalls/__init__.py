@@ -27,6 +27,17 @@ costs its whole mass as false negatives (false positives). A matched call earns 
 plus the importance of every argument it got right as true positives. So an absent call always
 costs at least as much as a present call with every argument wrong.
 
+The package, one concept a module (each imports only the ones before it):
+:mod:`~ek.agents.toolcalls.gold` (AnyOf, GoldCall), :mod:`~ek.agents.toolcalls.values` (the
+scoring context, frozen values, gold patterns, BFCL's type table),
+:mod:`~ek.agents.toolcalls.bfcl` (BfclCase, from_bfcl, typed checks),
+:mod:`~ek.agents.toolcalls.parse` (every host's call shape, prepared calls),
+:mod:`~ek.agents.toolcalls.compare` (one pair), :mod:`~ek.agents.toolcalls.result`
+(MatchResult and its explanation), :mod:`~ek.agents.toolcalls.assign` (exact claiming and the
+Hungarian solver). There is one scoring path: ``ToolCallMetric()(pred, gold)`` is
+``tool_call_score(match(prepared pred, prepared gold))``, what :func:`match_calls` and
+:func:`tool_call_score` compute.
+
 Example:
     >>> from ek.agents.base import Step
     >>> gold = [Step("search", {"q": "refund policy"}), Step("search", {"q": "shipping"})]
@@ -49,34 +60,26 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from ek.agents._bfcl import BfclCase, from_bfcl
-from ek.agents._callargs import _Ctx as _Ctx
-from ek.agents._callreport import _breakdown, _reason
-from ek.agents._callresults import ArgVerdict, CallMatch, MatchResult, UnmatchedCall
-from ek.agents._calls import (
-    _as_list,
-    _prepare_gold,
-    _prepare_pred,
-    _resolve_grammar,
-    _split_gold,
-)
-from ek.agents._calls import _GCall as _GCall
-from ek.agents._calls import _PCall as _PCall
-from ek.agents._callscore import make_score, score_calls
-from ek.agents._callwritten import _claim
-from ek.agents._compare import _compare as _compare
-from ek.agents._gold import AnyOf, GoldCall
-from ek.agents._gold import _show as _show
-from ek.agents._matching import _match_prepared as _match_prepared
-from ek.agents.base import TaskSpec, ToolSpec
-from ek.agents.callshape import (
+from ek.agents.spec import TaskSpec, ToolSpec
+from ek.agents.toolcalls.assign import match
+from ek.agents.toolcalls.bfcl import BfclCase, from_bfcl
+from ek.agents.toolcalls.compare import ArgVerdict
+from ek.agents.toolcalls.gold import AnyOf, GoldCall
+from ek.agents.toolcalls.parse import (
     ACCEPTED_CALL_SHAPES,
     MALFORMED_TOOL,
     CallShapeError,
+    ExpectedCall,
     normalize_call,
     normalize_calls,
+    prepare_gold,
+    prepare_predicted,
+    resolve_grammar,
+    split_gold,
 )
-from ek.base import Score
+from ek.agents.toolcalls.result import CallMatch, MatchResult, UnmatchedCall
+from ek.agents.toolcalls.values import Context
+from ek.base import ReadOnlyDict, Score
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.fields import micro_f1
 from ek.grammar import GraphGrammar
@@ -131,8 +134,8 @@ def match_calls(
         A frozen :class:`MatchResult`.
 
     Raises:
-        ValueError: a call without a tool name, or a cyclic value.
-        TypeError: non-mapping arguments or values that are not JSON-like.
+        ValueError: a gold call without a tool name, or a cyclic value.
+        TypeError: non-mapping gold arguments or values that are not JSON-like.
 
     Example:
         >>> r = match_calls([{"name": "f", "arguments": '{"x": 2}'}],
@@ -140,10 +143,13 @@ def match_calls(
         >>> r.valid, r.counts
         (True, FieldCounts(tp=2.0, fp=0.0, fn=0.0))
     """
-    calls, g_grammar = _split_gold(gold)
-    gram = _resolve_grammar(grammar) if grammar is not None else g_grammar
-    ctx = _Ctx(gram, resolve_canonicalizer(canonicalizer), {})
-    return _match_prepared(_prepare_pred(predicted, ctx), _prepare_gold(calls, ctx), ctx)
+    calls, g_grammar = split_gold(gold)
+    ctx = Context(
+        resolve_grammar(grammar) if grammar is not None else g_grammar,
+        resolve_canonicalizer(canonicalizer),
+    )
+    preds = prepare_predicted(predicted, ctx)
+    return match(preds, prepare_gold(calls, ctx), ctx)
 
 
 def tool_call_score(result: MatchResult) -> Score:
@@ -157,21 +163,47 @@ def tool_call_score(result: MatchResult) -> Score:
         >>> tool_call_score(match_calls([], [])).detail["passed"]
         True
     """
-    c = result.counts
     valid = result.valid
-    f1 = c.f1
-    wrong = result.wrong_args
-    detail: dict[str, Any] = {
-        "tp": c.tp,
-        "fp": c.fp,
-        "fn": c.fn,
+    f1 = result.value
+    detail = {
+        "tp": result.tp,
+        "fp": result.fp,
+        "fn": result.fn,
         "passed": valid,
         "valid": valid,
         "higher_is_better": True,
-        "reason": _reason(result, f1, wrong),
+        "reason": result.explain(f1, valid),
+        **result.to_dict(),
     }
-    detail.update(_breakdown(result, wrong))
-    return make_score(f1, detail)
+    return Score(f1, ReadOnlyDict(detail))
+
+
+class _PreparedGold:
+    """A TaskSpec's or BfclCase's gold calls, prepared, with what they were prepared from."""
+
+    __slots__ = ("calls", "ctx", "golds", "ref", "written")
+
+    def __init__(self, gold: Any, calls: Any, ctx: Context, golds: list[ExpectedCall]) -> None:
+        self.ref = weakref.ref(gold)
+        self.calls = calls
+        self.written = _as_written(calls)
+        self.ctx = ctx
+        self.golds = golds
+
+    def serves(self, gold: Any) -> bool:
+        """Is this still the preparation of ``gold``: the same object, holding the same calls,
+        whose arguments still read as they did (a Step's argument mapping can be changed in
+        place)?"""
+        return (
+            self.ref() is gold
+            and getattr(gold, "gold_calls", None) is self.calls
+            and _as_written(self.calls) == self.written
+        )
+
+
+def _as_written(calls: Any) -> str:
+    # repr tells True from 1, 1 from 1.0 and a tuple from a list, as the matcher does.
+    return repr([(c.tool, c.args) for c in calls])
 
 
 class ToolCallMetric:
@@ -183,6 +215,11 @@ class ToolCallMetric:
     Registered as ``"tool_calls"`` in the ``"metrics"`` namespace (a default instance:
     ``resolve("metrics", "tool_calls")(pred, gold)`` scores).
 
+    ``metric(pred, gold)`` is ``tool_call_score(metric.match(pred, gold))``: the functions
+    :func:`match_calls` and :func:`tool_call_score` run, with two caches of the metric's own:
+    the canonical form of every string seen, and the prepared gold of a TaskSpec or BfclCase
+    gold (reused while it is the same object with the same calls, arguments unchanged).
+
     Args:
         grammar: Costs and schemas (a GraphGrammar, a TaskSpec or a list of ToolSpec). When
             ``None``, a TaskSpec / BfclCase gold brings its own grammar, else unit costs; so
@@ -191,14 +228,6 @@ class ToolCallMetric:
             is called directly. :meth:`with_grammar` builds the metric for another grammar.
         canonicalizer: ``"default"`` (NFC, casefold, whitespace folded), ``"bfcl"`` (BFCL's
             ``standardize_string``), ``"raw"`` or a callable on leaf values.
-
-    The value and the counts behind it are computed at once; the detail is built the first time
-    it is read (:func:`ek.base.deferred_score`: scoring a corpus reads every value and few
-    details), and its ``reason`` and rows (``matched``, ``missing``, ``extra``, ``wrong_args``)
-    the first time one of them is read. The gold list and the argument mappings of missing and
-    extra calls are copied at scoring time; argument values are held by reference: mutate one in
-    place after scoring and the explanation read later shows the new value (the counts do not
-    change).
 
     Example:
         >>> from ek.agents.base import Step, ToolSpec, TaskSpec
@@ -218,18 +247,18 @@ class ToolCallMetric:
     name = "tool_calls"
     higher_is_better = True
 
+    _CACHE_MAX = 4096
+
     def __init__(
         self,
         grammar: GraphGrammar | TaskSpec | Sequence[ToolSpec] | None = None,
         canonicalizer: str | Canonicalizer | None = None,
     ) -> None:
-        self.grammar = _resolve_grammar(grammar)
+        self.grammar = resolve_grammar(grammar)
         self.canonicalizer = canonicalizer
         self._canon = resolve_canonicalizer(canonicalizer)
-        self._memo: dict[str, Any] = {}
-        self._ctx = _Ctx(self.grammar, self._canon, self._memo)
-        # Prepared gold of immutable golds (TaskSpec, BfclCase), keyed by identity.
-        self._gold_cache: dict[int, tuple[Any, _Ctx, list[_GCall]]] = {}
+        self._ctx = Context(self.grammar, self._canon)
+        self._prepared: dict[int, _PreparedGold] = {}
 
     def __repr__(self) -> str:
         return f"ToolCallMetric(grammar={self.grammar!r}, canonicalizer={self.canonicalizer!r})"
@@ -249,44 +278,32 @@ class ToolCallMetric:
         return ToolCallMetric(grammar, self.canonicalizer)
 
     def match(self, pred: Any, gold: Any) -> MatchResult:
-        """The :class:`MatchResult` behind :meth:`__call__`."""
+        """The :class:`MatchResult` behind :meth:`__call__` (the gold is read first)."""
         ctx, golds = self._gold(gold)
-        return _match_prepared(_prepare_pred(pred, ctx), golds, ctx)
+        return match(prepare_predicted(pred, ctx), golds, ctx)
 
-    def _gold(self, gold: Any) -> tuple[_Ctx, list[_GCall]]:
-        if not isinstance(gold, (TaskSpec, BfclCase)):
-            return self._ctx, _prepare_gold(gold, self._ctx)
-        cache = self._gold_cache
-        hit = cache.get(id(gold))
-        if hit is not None and hit[0]() is gold:
-            return hit[1], hit[2]
-        calls, g_grammar = _split_gold(gold)
+    def _gold(self, gold: Any) -> tuple[Context, list[ExpectedCall]]:
+        """The scoring context and the prepared gold calls of ``gold``."""
+        if not isinstance(gold, (TaskSpec, BfclCase)):  # a list may change: prepared each time
+            return self._ctx, prepare_gold(gold, self._ctx)
+        hit = self._prepared.get(id(gold))
+        if hit is not None and hit.serves(gold):
+            return hit.ctx, hit.golds
+        calls, g_grammar = split_gold(gold)
         ctx = self._ctx
         if self.grammar is None and g_grammar is not None:
-            ctx = _Ctx(g_grammar, self._canon, self._memo)
-        golds = _prepare_gold(calls, ctx)
-        if len(cache) > 4096:
-            cache.clear()
-        cache[id(gold)] = (weakref.ref(gold), ctx, golds)
+            ctx = Context(g_grammar, self._canon, self._ctx.memo)
+        golds = prepare_gold(calls, ctx)
+        if len(self._prepared) >= self._CACHE_MAX:
+            self._prepared.clear()
+        self._prepared[id(gold)] = _PreparedGold(gold, calls, ctx, golds)
         return ctx, golds
 
     def __call__(self, pred: Any, gold: Any) -> Score:
-        """Score one prediction (Episode, Trajectory or list of calls) against its gold."""
-        if type(gold) is list:
-            gl = gold
-        elif isinstance(gold, (TaskSpec, BfclCase)):  # immutable: prepared once, cached
-            g_ctx, golds = self._gold(gold)
-            return score_calls(pred, golds, g_ctx)
-        else:
-            gl = _as_list(gold, "gold")
-        # An unprepared gold: claim on the calls as written, prepare only what that leaves.
-        ctx = self._ctx
-        pl = pred if type(pred) is list else _as_list(pred, "prediction")
-        if not ctx.leaf_canon:
-            s = _claim(pl, gl, ctx)
-            if s is not None:
-                return s
-        return score_calls(pl, _prepare_gold(gl, ctx), ctx)
+        """Score one prediction (Episode, Trajectory or list of calls) against its gold:
+        ``tool_call_score(self.match(pred, gold))``."""
+        ctx, golds = self._gold(gold)
+        return tool_call_score(match(prepare_predicted(pred, ctx), golds, ctx))
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """Corpus micro-F1 from the summed weighted TP/FP/FN; NaN for no scores."""

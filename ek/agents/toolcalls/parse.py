@@ -1,4 +1,5 @@
-"""One reading of a tool call, whatever host wrote it: :func:`normalize_call`, :func:`normalize_calls`.
+"""Reading tool calls: every host's call shape (:func:`normalize_call`, :func:`normalize_calls`)
+and the calls prepared for matching (:func:`prepare_predicted`, :func:`prepare_gold`).
 
 Every bridge, adapter and the matcher read calls through this module, so a call means the same
 thing on every path. The accepted shapes (dicts, or objects with these attributes):
@@ -27,30 +28,53 @@ arguments that are not a mapping, unparseable JSON) is not an error but a
 ``Step(MALFORMED_TOOL, {}, error=<why>)``, which no gold call can match, so the tool-call and
 trajectory metrics score it as a wrong (extra) call with its reason. Gold is read strictly.
 
+A prepared call is what the matcher compares: a :class:`PredictedCall` holds canonical, frozen
+arguments and an exact-match key; an :class:`ExpectedCall` holds compiled gold patterns (and a
+key when it has no :class:`~ek.agents.toolcalls.AnyOf`). Both carry their *mass*: the tool's
+weight plus the importance of each argument they carry (an optional gold argument counts
+nothing).
+
 Example:
     >>> normalize_call({"type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}})
     Step(tool='f', args={'x': 1}, observation=None, error=None, id=None)
     >>> normalize_call({"": {"base": 10}}, strict=False).error
     "no tool name: tool name must be a non-empty str, got ''"
+    >>> from ek.canon import resolve_canonicalizer
+    >>> ctx = Context(None, resolve_canonicalizer("default"))
+    >>> [(p.tool, p.fargs, p.mass) for p in prepare_predicted([{"f": {"q": " A "}}, {"": {}}], ctx)]
+    [('f', {'q': 'a'}, 2.0), ('<malformed call>', {}, 1.0)]
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ek.agents._gold import GoldCall
-from ek.agents.base import Step, Trajectory
+from ek.agents.episode import Step, Trajectory
+from ek.agents.spec import TaskSpec, ToolSpec
+from ek.agents.toolcalls.bfcl import BfclCase
+from ek.agents.toolcalls.gold import GoldCall
+from ek.agents.toolcalls.values import AnyPattern, Context, Tool, compile_pattern, is_pattern
+from ek.base import is_episode
+from ek.grammar import GraphGrammar
 
 __all__ = [
     "ACCEPTED_CALL_SHAPES",
     "MALFORMED_TOOL",
     "CallShapeError",
+    "ExpectedCall",
+    "MalformedArgs",
+    "PredictedCall",
+    "call_list",
     "malformed_step",
     "normalize_call",
     "normalize_calls",
+    "prepare_gold",
+    "prepare_predicted",
     "read_call",
+    "resolve_grammar",
+    "split_gold",
 ]
 
 #: The tool name of a malformed predicted call (``normalize_call(..., strict=False)``). It is not
@@ -297,7 +321,7 @@ def normalize_calls(objs: Any, *, strict: bool = True) -> list[Step]:
         >>> normalize_calls({"name": "a", "args": {}})
         Traceback (most recent call last):
         ...
-        ek.agents.callshape.CallShapeError: expected a list of calls, got a single dict: ...
+        ek.agents.toolcalls.parse.CallShapeError: expected a list of calls, got a single dict: ...
     """
     if isinstance(objs, Trajectory):
         return list(objs.steps)
@@ -311,3 +335,279 @@ def normalize_calls(objs: Any, *, strict: bool = True) -> list[Step]:
         except CallShapeError as e:
             raise CallShapeError(f"call {i}: {e}") from None
     return out
+
+
+# --------------------------------------------------------------------------- prepared calls
+
+
+class MalformedArgs(Mapping[str, Any]):
+    """The (empty) arguments of a malformed predicted call, carrying why it is malformed in
+    ``reason``: the call is scored as an extra call of :data:`MALFORMED_TOOL` with that reason.
+
+    Example:
+        >>> a = MalformedArgs("no tool name")
+        >>> dict(a), a.reason
+        ({}, 'no tool name')
+    """
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def __getitem__(self, key: str) -> Any:
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return "{}"
+
+
+class PredictedCall:
+    """A predicted call, prepared: canonical frozen arguments (``fargs``; two calls of one tool
+    are canonically equal when their ``fargs`` are equal) and ``mass`` (tool weight + argument
+    importances, ``info`` being the grammar's entry for the tool); ``args`` are the arguments
+    as given."""
+
+    __slots__ = ("args", "fargs", "index", "mass", "tool")
+
+    def __init__(
+        self, index: int, tool: str, args: Mapping[str, Any], info: Tool, ctx: Context
+    ) -> None:
+        self.index = index
+        self.tool = tool
+        self.args = args
+        memo = ctx.memo
+        numbers_unchanged = ctx.numbers_unchanged
+        imps = info.importances
+        dimp = info.default_importance
+        mass = info.weight
+        fargs = {}
+        for k, v in args.items():  # (argument names are str: every call shape checks them)
+            # ctx.freeze(v), its two commonest cases written out (a loop run for every argument)
+            t = type(v)
+            if t is str:
+                fv = memo.get(v)
+                if fv is None:
+                    fv = ctx.text(v)
+            elif t is int and numbers_unchanged:
+                fv = v
+            else:
+                try:
+                    fv = ctx.freeze(v)
+                except (TypeError, ValueError) as e:
+                    raise _where("predicted", index, tool, k, e) from None
+            fargs[k] = fv
+            mass += imps.get(k, dimp)
+        self.fargs: dict[str, Any] = fargs
+        self.mass: float = mass
+
+    @property
+    def key(self) -> tuple[str, frozenset[tuple[str, Any]]]:
+        """The call as a hashable value: (tool, the set of its frozen arguments)."""
+        return (self.tool, frozenset(self.fargs.items()))
+
+
+class ExpectedCall:
+    """A gold call, prepared: compiled argument patterns (``pats``), the arguments that may be
+    omitted (``optional``), and for a literal call (no AnyOf anywhere) its frozen arguments
+    (``lit``, ``None`` otherwise: a predicted call of the tool whose ``fargs`` equal them is an
+    exact match when the tool has no schema). ``mass`` counts the arguments that are not
+    optional."""
+
+    __slots__ = ("args", "index", "info", "lit", "mass", "optional", "pats", "tool")
+
+    def __init__(
+        self, index: int, tool: str, args: Mapping[str, Any], info: Tool, ctx: Context
+    ) -> None:
+        self.index = index
+        self.tool = tool
+        self.args = args
+        self.info = info
+        memo = ctx.memo
+        numbers_unchanged = ctx.numbers_unchanged
+        imps = info.importances
+        dimp = info.default_importance
+        mass = info.weight
+        pats: dict[str, Any] = {}
+        optional = []
+        literal = True
+        for k, v in args.items():  # (argument names are str: every call shape checks them)
+            # compile_pattern(v, ctx), its two commonest cases written out
+            t = type(v)
+            if t is str:
+                pat = memo.get(v)
+                if pat is None:
+                    pat = ctx.text(v)
+            elif t is int and numbers_unchanged:
+                pat = v
+            else:
+                try:
+                    pat = compile_pattern(v, ctx)
+                except (TypeError, ValueError) as e:
+                    raise _where("gold", index, tool, k, e) from None
+                if is_pattern(pat):
+                    literal = False
+                    if type(pat) is AnyPattern and pat.optional:
+                        optional.append(k)
+                        pats[k] = pat
+                        continue
+            pats[k] = pat
+            mass += imps.get(k, dimp)
+        self.pats = pats
+        self.optional = frozenset(optional) if optional else _NONE
+        self.lit: dict[str, Any] | None = pats if literal else None
+        self.mass: float = mass
+
+    @property
+    def key(self) -> tuple[str, frozenset[tuple[str, Any]]] | None:
+        """A literal call as a hashable value, equal to the :attr:`PredictedCall.key` of the
+        calls that match it exactly (``None`` for a call with AnyOf patterns)."""
+        return None if self.lit is None else (self.tool, frozenset(self.lit.items()))
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _where(side: str, i: int, tool: str, arg: Any, e: Exception) -> Exception:
+    return type(e)(f"{side} call {i} ({tool!r}) argument {arg!r}: {e}")
+
+
+def _malformed(x: Any, i: int, side: str, why: Exception | str | None) -> MalformedArgs:
+    """The arguments of malformed predicted call ``i``; a gold call raises instead."""
+    if side != "predicted":
+        if why is None:  # a gold call named as a malformed prediction
+            why = f"tool name {MALFORMED_TOOL!r} is reserved for malformed predicted calls"
+        raise CallShapeError(f"{side} call {i}: {why}") from None
+    if why is None:  # a Step a bridge made of a malformed call: its error says why
+        why = getattr(x, "error", None) or "malformed call"
+    return MalformedArgs(malformed_step(why).error or "malformed call")
+
+
+def call_list(obj: Any, what: str) -> list[Any]:
+    """The calls of ``obj`` (an Episode, a Trajectory or a list of calls) as a list.
+
+    Args:
+        obj: What to read.
+        what: Its name in the error message (``"prediction"`` or ``"gold"``).
+
+    Example:
+        >>> call_list(Trajectory([Step("a")]), "gold")
+        [Step(tool='a', args={}, observation=None, error=None, id=None)]
+    """
+    if type(obj) is list:
+        return obj
+    if is_episode(obj):
+        obj = obj.trajectory
+    if isinstance(obj, Trajectory):
+        return list(obj.steps)
+    if isinstance(obj, (str, bytes, Mapping)) or not isinstance(obj, Iterable):
+        raise TypeError(
+            f"{what} must be an Episode, a Trajectory or a list of calls, got "
+            f"{type(obj).__name__}: {obj!r:.200}"
+        )
+    return list(obj)
+
+
+def _read(x: Any, i: int, side: str) -> tuple[str, Mapping[str, Any]]:
+    """(tool, args) of call ``i``; a malformed predicted call reads as :data:`MALFORMED_TOOL`."""
+    if type(x) is Step:
+        tool, args = x.tool, x.args
+    else:
+        try:
+            tool, args = read_call(x)
+        except CallShapeError as e:  # model output is scored, never raised on; gold raises
+            return MALFORMED_TOOL, _malformed(x, i, side, e)
+    if tool == MALFORMED_TOOL:
+        return tool, _malformed(x, i, side, None)
+    return tool, args
+
+
+def prepare_predicted(obj: Any, ctx: Context) -> list[PredictedCall]:
+    """The predicted calls of ``obj`` (an Episode, a Trajectory or a list of calls), prepared.
+
+    Raises:
+        TypeError: ``obj`` is not a list of calls, or an argument value is not JSON-like.
+        ValueError: a cyclic or too deeply nested value.
+    """
+    tools = ctx.tools
+    out = []
+    for i, x in enumerate(obj if type(obj) is list else call_list(obj, "prediction")):
+        if type(x) is Step and x.tool != MALFORMED_TOOL:  # (_read's commonest case)
+            tool, args = x.tool, x.args
+        else:
+            tool, args = _read(x, i, "predicted")
+        out.append(PredictedCall(i, tool, args, tools.get(tool) or ctx.tool(tool), ctx))
+    return out
+
+
+def prepare_gold(obj: Any, ctx: Context) -> list[ExpectedCall]:
+    """The gold calls of ``obj`` (a Trajectory or a list of calls), prepared and compiled.
+
+    Raises:
+        CallShapeError: a gold call in no accepted shape (gold is read strictly).
+        TypeError: ``obj`` is not a list of calls, or an argument value is not JSON-like.
+        ValueError: a cyclic or too deeply nested value.
+
+    Example:
+        >>> from ek.canon import resolve_canonicalizer
+        >>> from ek.agents.toolcalls.gold import AnyOf
+        >>> ctx = Context(None, resolve_canonicalizer("default"))
+        >>> a, b = prepare_gold([{"name": "f", "args": {"q": "A"}},
+        ...                      GoldCall("f", {"u": AnyOf(1, optional=True)})], ctx)
+        >>> a.lit, a.key == ("f", frozenset({("q", "a")})), a.mass, b.key, b.optional, b.mass
+        ({'q': 'a'}, True, 2.0, None, frozenset({'u'}), 1.0)
+    """
+    tools = ctx.tools
+    out = []
+    for i, x in enumerate(obj if type(obj) is list else call_list(obj, "gold")):
+        if type(x) is Step and x.tool != MALFORMED_TOOL:  # (_read's commonest case)
+            tool, args = x.tool, x.args
+        else:
+            tool, args = _read(x, i, "gold")
+        out.append(ExpectedCall(i, tool, args, tools.get(tool) or ctx.tool(tool), ctx))
+    return out
+
+
+def resolve_grammar(grammar: Any) -> GraphGrammar | None:
+    """A GraphGrammar from a GraphGrammar, a TaskSpec, a BfclCase, a list of ToolSpec or None.
+
+    Example:
+        >>> resolve_grammar([ToolSpec("drop", destructive=True)]).weight("drop")
+        10.0
+    """
+    if grammar is None or isinstance(grammar, GraphGrammar):
+        return grammar
+    if isinstance(grammar, (TaskSpec, BfclCase)):
+        return grammar.grammar()
+    if isinstance(grammar, (list, tuple)) and all(isinstance(t, ToolSpec) for t in grammar):
+        return GraphGrammar(t.to_node_type() for t in grammar)
+    raise TypeError(
+        f"grammar must be a GraphGrammar, a TaskSpec, a list of ToolSpec or None, got "
+        f"{type(grammar).__name__}: {grammar!r:.200}"
+    )
+
+
+def split_gold(gold: Any) -> tuple[Any, GraphGrammar | None]:
+    """(gold calls, grammar the gold brings) of a TaskSpec, a BfclCase or a plain gold.
+
+    Example:
+        >>> calls, g = split_gold(TaskSpec("t", gold_calls=[Step("a")]))
+        >>> len(calls), g
+        (1, None)
+    """
+    if not isinstance(gold, (TaskSpec, BfclCase)):
+        return gold, None
+    calls = gold.gold_calls
+    if calls is None:
+        raise ValueError(
+            f"TaskSpec {gold.task_id!r} has no gold_calls to score tool calls against"
+            if isinstance(gold, TaskSpec)
+            else "BfclCase has no gold calls"
+        )
+    return calls, gold.grammar() if gold.tools else None
