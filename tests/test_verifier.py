@@ -30,23 +30,28 @@ from ek.agents.verifier import (
 from ek.agents.verifier.checker import _workspace_of
 from ek.agents.verifier.process import Bounded as _Bounded
 from ek.agents.verifier.verdict import judge as _judge
+from ek.agents.verifier.verdict import sign as _sign
 from ek.agents.verifier.workspace import WorkspaceError as _WorkspaceError
 from ek.agents.verifier.workspace import copy_workspace as _copy_workspace
 from ek.agents.verifier.workspace import digest as _digest
 from ek.agents.verifier.workspace import discover as _discover
+from ek.agents.verifier.workspace import remove_tree as _remove_tree
 from ek.registry import resolve
 
 CP, CF = "test_c.py::test_p", "test_c.py::test_f"  # canary ids used with the pure judge
 EXP = ("test_s.py::test_a", "test_s.py::test_b")
+KEY = b"k" * 32  # the run's HMAC key for the pure judge
+
+Rec = dict[str, Any]
 
 
-def _rec(event: str, **kw: Any) -> bytes:
-    return json.dumps({"event": event, **kw}).encode()
+def _rec(event: str, **kw: Any) -> Rec:
+    return {"event": event, **kw}
 
 
 def _test(
     nodeid: str, outcome: str = "passed", *, phases: tuple[str, ...] = ("setup", "call", "teardown")
-) -> list[bytes]:
+) -> list[Rec]:
     out = []
     for when in phases:
         o = outcome if when == "call" else "passed"
@@ -54,7 +59,7 @@ def _test(
     return out
 
 
-def _session(*tests: list[bytes], finish: int = 1, extra: tuple[bytes, ...] = ()) -> list[bytes]:
+def _session(*tests: list[Rec], finish: int = 1, extra: tuple[Rec, ...] = ()) -> list[Rec]:
     body = [r for t in tests for r in t]
     return [
         _rec("start", pytest="9"),
@@ -65,16 +70,22 @@ def _session(*tests: list[bytes], finish: int = 1, extra: tuple[bytes, ...] = ()
     ]
 
 
-def _honest(*more: list[bytes]) -> list[bytes]:
+def _honest(*more: list[Rec]) -> list[Rec]:
     return _session(_test(CP), _test(CF, "failed"), *more)
 
 
+def _signed(lines: list[Rec | bytes]) -> list[bytes]:
+    """Sign records in order (sequence number = position); raw bytes pass as written."""
+    return [_sign(KEY, r, i) if isinstance(r, dict) else r for i, r in enumerate(lines)]
+
+
 def judge(
-    lines: list[bytes], exit_code: int | None = 1, expected: tuple[str, ...] = EXP
+    lines: list[Rec | bytes], exit_code: int | None = 1, expected: tuple[str, ...] = EXP
 ) -> tuple[str, str, tuple[str, ...]]:
     status, reason, failed, _ = _judge(
-        lines, exit_code=exit_code, expected=expected, canary_pass=CP, canary_fail=CF
-    )
+        _signed(lines), exit_code=exit_code, expected=expected, canary_pass=CP, canary_fail=CF,
+        key=KEY,
+    )  # fmt: skip
     return status, reason, failed
 
 
@@ -192,6 +203,10 @@ def test_reads_file_dir_and_mapping(tmp_path: Path) -> None:
         (HIDDEN_TESTS, {"expected": ["test_b"]}, "node ids"),
         (HIDDEN_TESTS, {"max_output": 0}, "max_output"),
         (HIDDEN_TESTS, {"workspace": 3}, "workspace"),
+        (HIDDEN_TESTS, {"limits": {"memory": 0}}, "memory"),
+        (HIDDEN_TESTS, {"limits": {"disk": 1}}, "limits keys"),
+        (HIDDEN_TESTS, {"limits": [1]}, "mapping"),
+        (HIDDEN_TESTS, {"workspace_from_episode": "yes"}, "bool"),
     ],
 )
 def test_construction_errors_name_what_was_expected(
@@ -211,9 +226,20 @@ def test_workspace_from_episode_shapes(tmp_path: Path) -> None:
     assert _workspace_of(Episode("t", final_state={"db": 1})) is None
 
 
+def test_the_workspace_is_named_by_the_caller_not_the_episode(tmp_path: Path) -> None:
+    # Issue 18: an agent can point final_state["workspace"] at another, correct workspace; the
+    # checker refuses to read it from the episode unless the caller opts in explicitly.
+    check = hidden_tests(HIDDEN_TESTS)
+    elsewhere = Episode("t", final_state={"workspace": str(tmp_path)})
+    with pytest.raises(ValueError, match="pass workspace="):
+        check(elsewhere, None)
+    with pytest.raises(ValueError, match="pass workspace="):
+        TaskSuccessMetric(check=check)(elsewhere, None)  # the real path a harness calls
+
+
 def test_checks_before_running_need_no_subprocess(tmp_path: Path) -> None:
     hidden = _write(tmp_path / "hidden", HIDDEN_TESTS)
-    check = hidden_tests(hidden)
+    check = hidden_tests(hidden, workspace_from_episode=True)
     v = check(Episode("t", final_state={"db": 1}), None)
     assert (v.status, v.passed) == ("error", False) and "no workspace" in v.reason
     assert check.last_verdict is v
@@ -284,8 +310,36 @@ def test_judge_honest_outcomes() -> None:
             "tampering",
             "duplicate",
         ),
-        ([*_honest(_test(EXP[0]), _test(EXP[1]))[:-1], b"{not json"], 0, "tampering", "malformed"),
-        ([b"[1, 2]"], 0, "tampering", "malformed"),
+        ([*_honest(_test(EXP[0]), _test(EXP[1]))[:-1], b"{not json"], 0, "tampering", "signature"),
+        (
+            [_sign(KEY, {"event": "start"}, 0).replace(b"start", b"stArt")],
+            0,
+            "tampering",
+            "signature",
+        ),
+        # a record signed with another key (forged by something that does not hold this run's)
+        ([_sign(b"x" * 32, {"event": "start"}, 0)], 0, "tampering", "signature"),
+        # a genuine record replayed: its sequence number no longer fits
+        (
+            [*_honest(_test(EXP[0]), _test(EXP[1]))[:3], _sign(KEY, _rec("start"), 0)],
+            0,
+            "tampering",
+            "out of sequence",
+        ),
+        ([_sign(KEY, {"x": 1}, 0)], 0, "tampering", "malformed"),
+        # the runner saw the workspace process misbehave
+        (
+            [_rec("start"), _rec("tamper", reason="malformed message"), *_honest()[1:]],
+            1,
+            "tampering",
+            "misbehaved",
+        ),
+        (
+            [_rec("boot_error", error="hidden test file changed", tampered=True)],
+            3,
+            "tampering",
+            "changed",
+        ),
         # the process left early
         ([_rec("start"), *_test(CP)], 0, "tampering", "status 0 before the test session finished"),
         ([], 0, "tampering", "before the test session started"),
@@ -300,14 +354,14 @@ def test_judge_honest_outcomes() -> None:
         (_session(finish=3), 3, "error", "internal error"),
     ],
 )
-def test_judge_rejects(lines: list[bytes], exit_code: int, status: str, match: str) -> None:
+def test_judge_rejects(lines: list[Any], exit_code: int, status: str, match: str) -> None:
     s, r, _ = judge(lines, exit_code)
     assert s == status and match in r
 
 
 def test_judge_overflow_and_no_tests() -> None:
     s, _, _, _ = _judge(
-        [], exit_code=0, expected=EXP, canary_pass=CP, canary_fail=CF, overflow=True
+        [], exit_code=0, expected=EXP, canary_pass=CP, canary_fail=CF, overflow=True, key=KEY
     )
     assert s == "error"
     assert judge(_honest(), expected=())[0:2] == ("failed", "no hidden test ran")
@@ -383,6 +437,38 @@ def test_copy_workspace_skips_links_out_special_files_and_bytecode(tmp_path: Pat
         _copy_workspace(src, tmp_path / "copy2", 1, 10_000)
 
 
+def test_directories_count_toward_the_copy_limit(tmp_path: Path) -> None:
+    # Issue 18: 50,000 empty directories took 29 s to copy because max_files counted files only.
+    src = tmp_path / "ws"
+    for i in range(30):
+        (src / f"d{i}").mkdir(parents=True)
+    (tmp_path / "copy").mkdir()
+    with pytest.raises(_WorkspaceError, match="files and directories"):
+        _copy_workspace(src, tmp_path / "copy", 20, 10_000)  # 30 directories > 20
+
+
+def test_remove_tree_handles_any_depth(tmp_path: Path) -> None:
+    # Issue 18: a workspace of 1,200 nested directories raised RecursionError in cleanup. Built
+    # with relative mkdir/chdir so that no path is longer than one component; 5,000 levels go
+    # past both the recursion limit and PATH_MAX (4096 bytes at 2 bytes a level).
+    root = tmp_path / "deep"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY)
+    try:
+        for _ in range(5_000):
+            os.mkdir("d", dir_fd=fd)
+            nfd = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        with open(os.open("f.py", os.O_WRONLY | os.O_CREAT, dir_fd=fd), "w") as f:
+            f.write("x = 1\n")
+    finally:
+        os.close(fd)
+    (root / "d").chmod(0o500)  # a read-only directory on the way is no obstacle either
+    _remove_tree(root)
+    assert not root.exists()
+
+
 # --------------------------------------------------------------------------- honest runs (subprocesses)
 @pytest.fixture(scope="module")
 def hidden(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -392,7 +478,7 @@ def hidden(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 def test_correct_solution_passes_and_metric_agrees(hidden: Path, tmp_path: Path) -> None:
     ws = _write(tmp_path / "ws", {"solution.py": RIGHT})
-    check = hidden_tests(hidden)
+    check = hidden_tests(hidden, workspace_from_episode=True)  # the explicit opt-in
     metric = TaskSuccessMetric(check=check)
     score = metric(Episode("t1", final_state={"workspace": str(ws)}), None)
     assert score.value == 1.0 and score.detail["passed"] is True
@@ -401,6 +487,8 @@ def test_correct_solution_passes_and_metric_agrees(hidden: Path, tmp_path: Path)
     assert v.reason == "all 3 hidden test(s) passed"
     assert v.detail["canaries"] == {"must_pass": "passed", "must_fail": "failed"}
     assert v.duration > 0
+    sandbox = v.detail["sandbox"]  # what the workspace process applied to itself, reported
+    assert sandbox["limits"]["memory"] == 4 << 30 and sandbox["limits"]["file_size"] == 100_000_000
 
 
 @pytest.mark.slow
@@ -425,18 +513,25 @@ def test_missing_module_is_a_collection_error(hidden: Path, tmp_path: Path) -> N
     assert len(v.failed_tests) == 3
 
 
+def _pid_in(output: str, tag: str) -> int:
+    """The pid that a workspace wrote as ``<tag>=<pid>`` to its (bounded) output."""
+    for line in output.splitlines():
+        if line.startswith(f"{tag}="):
+            return int(line.split("=", 1)[1])
+    raise AssertionError(f"no {tag}= line in the output: {output[-500:]!r}")
+
+
 @pytest.mark.slow
 def test_timeout_kills_the_process_group(hidden: Path, tmp_path: Path) -> None:
-    pidfile = tmp_path / "child.pid"
     spin = (
-        "import subprocess, sys\n"
-        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
-        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "import os, subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        "os.write(2, f'EK_PID={p.pid}\\n'.encode())\n"
         "def add(a, b):\n    while True:\n        pass\n"
     )
     v = hidden_tests(hidden, timeout=3).verify(_write(tmp_path / "ws", {"solution.py": spin}))
     assert (v.passed, v.status) == (False, "timeout") and "3 s" in v.reason
-    pid = int(pidfile.read_text())
+    pid = _pid_in(v.output, "EK_PID")
     # the grandchild was in the killed process group; reap-or-gone within a short grace period
     for _ in range(50):
         try:
@@ -450,7 +545,7 @@ def test_timeout_kills_the_process_group(hidden: Path, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_threads_keep_their_own_last_verdict(hidden: Path, tmp_path: Path) -> None:
-    check = hidden_tests(hidden)
+    check = hidden_tests(hidden, workspace=lambda ep: ep.metadata["workspace"])
     wss = {
         "right": _write(tmp_path / "r", {"solution.py": RIGHT}),
         "wrong": _write(tmp_path / "w", {"solution.py": WRONG}),
@@ -514,3 +609,91 @@ def test_interpreter_problems_are_errors(hidden: Path, tmp_path: Path) -> None:
 
 def test_sys_executable_default() -> None:
     assert hidden_tests(HIDDEN_TESTS).python == sys.executable
+
+
+_STACK = """
+class StackEmpty(ValueError):
+    pass
+
+
+class Stack:
+    LIMIT = 3
+
+    def __init__(self):
+        self.items = []
+
+    def push(self, x):
+        self.items.append(x)
+        return self
+
+    def pop(self):
+        if not self.items:
+            raise StackEmpty("empty stack")
+        return self.items.pop()
+
+    def __len__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(list(self.items))
+
+    def __eq__(self, other):
+        return isinstance(other, Stack) and other.items == self.items
+
+
+def apply(f, xs):
+    return [f(x) for x in xs]
+
+
+def greet(name):
+    print("hello", name)
+    return {"name": name, "tags": ("a", "b"), "raw": b"x", "n": {1, 2}}
+
+
+def read(p):
+    return open(p).read()
+"""
+
+_STACK_TESTS = """
+import pytest
+from solution import Stack, StackEmpty, apply, greet, read
+
+
+def test_objects_methods_and_operators():
+    s = Stack()
+    s.push(1).push(2)
+    assert len(s) == 2 and list(s) == [1, 2] and s.pop() == 2
+    assert isinstance(s, Stack) and Stack.LIMIT == 3 and s.items == [1]
+    t = Stack()
+    t.push(1)
+    assert s == t
+
+
+def test_workspace_exceptions():
+    with pytest.raises(StackEmpty, match="empty"):
+        Stack().pop()
+    with pytest.raises(ValueError):  # its built-in base
+        Stack().pop()
+
+
+def test_callbacks_and_plain_values(capsys):
+    assert apply(lambda x: x * 2, [1, 2]) == [2, 4]
+    assert greet("bob") == {"name": "bob", "tags": ("a", "b"), "raw": b"x", "n": {1, 2}}
+    assert "hello bob" in capsys.readouterr().out
+
+
+def test_paths(tmp_path):
+    (tmp_path / "f.txt").write_text("data")
+    assert read(tmp_path / "f.txt") == "data"
+"""
+
+
+@pytest.mark.slow
+def test_workspace_code_behind_the_bridge_keeps_test_semantics(tmp_path: Path) -> None:
+    # The hidden tests run in the trusted process and the workspace's code in another; what a
+    # test does with it still works: classes and isinstance, methods, operators, iteration,
+    # workspace exceptions under pytest.raises, lambdas passed in, plain values back, print
+    # seen by capsys, and tmp_path files readable by the workspace.
+    ws = _write(tmp_path / "ws", {"solution.py": _STACK})
+    v = hidden_tests({"test_stack.py": _STACK_TESTS}).verify(ws)
+    assert v.status == "passed", v.reason + v.output[-2000:]

@@ -19,17 +19,26 @@ import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ek.agents.base import Episode
 from ek.agents.verifier import HiddenTestVerdict, hidden_tests
-from redteam.attacks import ATTACKS, HIDDEN_TESTS, Attack, materialise
+from redteam.attacks import ATTACKS, HIDDEN_TESTS, WRONG, Attack, materialise
 
-__all__ = ["Row", "format_table", "naive_check", "run_all", "run_attack", "write_hidden"]
+__all__ = [
+    "Row",
+    "format_table",
+    "naive_check",
+    "run_all",
+    "run_attack",
+    "throwaway_python",
+    "write_hidden",
+]
 
 # Heavy plugins installed in the project's venv that a naive run would otherwise import too.
 _HEAVY = (
@@ -47,14 +56,32 @@ class Row:
     naive_fooled: bool
     naive_exit: int | None
     verdict: HiddenTestVerdict
+    earlier: tuple[HiddenTestVerdict, ...] = ()
+    naive_ran: bool = True
 
 
-def write_hidden(folder: Path) -> Path:
+def write_hidden(folder: Path, tests: Mapping[str, str] = HIDDEN_TESTS) -> Path:
     """Write the hidden tests into ``folder`` (created) and return it."""
     folder.mkdir(parents=True)
-    for rel, text in HIDDEN_TESTS.items():
+    for rel, text in tests.items():
         (folder / rel).write_text(text, encoding="utf-8")
     return folder
+
+
+def throwaway_python(folder: Path) -> Path:
+    """A throwaway virtual environment whose site-packages also sees this one's (for pytest).
+
+    Attacks that write into the test interpreter's site-packages get this one, never the
+    project's environment.
+    """
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(folder)],
+        check=True, stdin=subprocess.DEVNULL, capture_output=True,
+    )  # fmt: skip
+    (site_dir,) = folder.glob("lib/python*/site-packages")
+    here = [p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir()]
+    (site_dir / "ek_redteam_parent.pth").write_text("\n".join(here) + "\n", encoding="utf-8")
+    return folder / "bin" / "python"
 
 
 def naive_check(
@@ -95,25 +122,51 @@ def _leaked_env(env: Mapping[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def _ek_check(attack: Attack, scratch: Path, timeout: float) -> list[HiddenTestVerdict]:
+    """``hidden_tests`` on the attack, once per trial (fresh workspace each time)."""
+    hidden = write_hidden(scratch / "hidden", attack.hidden_tests)
+    python = throwaway_python(scratch / "venv") if attack.throwaway_python else None
+    verdicts = []
+    for trial in range(attack.trials):
+        ws = scratch / f"trial{trial}" / "ws"
+        # the later trials are a plain wrong solution: only what trial 1 left behind attacks them
+        env = materialise(
+            attack if trial == 0 else replace(attack, files={"solution.py": WRONG}), ws, hidden
+        )
+        with _leaked_env(env) if env else contextlib.nullcontext():
+            if attack.via_episode:  # the harness relies on the checker's default workspace
+                check = hidden_tests(hidden, timeout=timeout, python=python)
+                episode = Episode("t", final_state={"workspace": str(ws.parent / "correct")})
+                try:
+                    verdicts.append(check(episode, None))
+                except ValueError as e:  # refused: the workspace must be named by the caller
+                    verdicts.append(HiddenTestVerdict(False, "error", f"refused: {e}"))
+            else:
+                check = hidden_tests(hidden, workspace=ws, timeout=timeout, python=python)
+                verdicts.append(check(Episode("t"), None))
+    return verdicts
+
+
 def run_attack(attack: Attack, scratch: Path, timeout: float = 60.0) -> Row:
     """Run one attack: the naive checker and ``hidden_tests`` each on a fresh copy."""
-    hidden_n = write_hidden(scratch / "naive" / "hidden")
-    env_n = materialise(attack, scratch / "naive" / "ws", hidden_n)
-    rc = naive_check(hidden_n, scratch / "naive" / "ws", env_n, timeout)
-    hidden_e = write_hidden(scratch / "ek" / "hidden")
-    check = hidden_tests(hidden_e, timeout=timeout)
-    env_e = materialise(attack, scratch / "ek" / "ws", hidden_e)
-    with _leaked_env(env_e) if env_e else contextlib.nullcontext():
-        verdict = check.verify(scratch / "ek" / "ws")
-    return Row(attack.name, attack.summary, rc == 0, rc, verdict)
+    rc: int | None = -1
+    if attack.naive:
+        hidden_n = write_hidden(scratch / "naive" / "hidden", attack.hidden_tests)
+        env_n = materialise(attack, scratch / "naive" / "ws", hidden_n)
+        rc = naive_check(hidden_n, scratch / "naive" / "ws", env_n, timeout)
+    verdicts = _ek_check(attack, scratch / "ek", timeout)
+    return Row(
+        attack.name, attack.summary, rc == 0, rc, verdicts[-1], tuple(verdicts[:-1]), attack.naive
+    )
 
 
 def run_all(attacks: Sequence[Attack] = ATTACKS, workers: int = 2) -> list[Row]:
-    """Run ``attacks`` (attacks that leak environment variables run alone, the rest in parallel)."""
-    root = Path(tempfile.mkdtemp(prefix="ek-redteam-"))
+    """Run ``attacks`` in parallel; those that leak environment variables or span several
+    checks (a daemon of one check could reach another attack's check) run alone."""
+    root = Path(tempfile.mkdtemp(prefix="redteam-"))
     try:
-        plain = [a for a in attacks if not a.env]
-        leaky = [a for a in attacks if a.env]
+        plain = [a for a in attacks if not a.env and a.trials == 1]
+        leaky = [a for a in attacks if a.env or a.trials > 1]
         with ThreadPoolExecutor(max_workers=workers) as pool:
             rows = dict(
                 zip(
@@ -135,6 +188,8 @@ def format_table(rows: Sequence[Row]) -> str:
     ]
     for i, r in enumerate(rows, 1):
         naive = f"**yes** (exit {r.naive_exit})" if r.naive_fooled else f"no (exit {r.naive_exit})"
+        if not r.naive_ran:
+            naive = "n/a"
         reason = r.verdict.reason.replace("|", "/")
         if len(reason) > 90:
             reason = reason[:87] + "..."

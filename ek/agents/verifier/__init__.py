@@ -1,46 +1,55 @@
-"""Verifier isolation: a hidden-test checker that the agent's workspace cannot configure.
+"""Verifier isolation: a hidden-test checker whose verdict the agent's code cannot reach.
 
 An audited agent benchmark was beaten by a ~10-line ``conftest.py`` that pytest auto-loaded and
 that rewrote every test outcome to "passed". :func:`hidden_tests` builds a checker that decides
-success by running *trusted* hidden tests against a copy of the agent's final workspace, in a
-separate process the workspace cannot configure:
+success by running *trusted* hidden tests against a copy of the agent's final workspace, with
+the test outcomes decided in a process that never runs the agent's code:
 
-- the workspace and the hidden tests are copied into **separate fresh temporary directories**
-  (symlinks that leave the workspace, special files and bytecode are not copied); the tests are
-  read and **hashed when the checker is built** and the hash is verified before and after each
-  run (a change is reported as tampering);
-- pytest runs under ``python -I -B`` (isolated mode: no ``PYTHON*`` variables, no user site, no
-  script or working directory on ``sys.path``) with an environment built from scratch
-  (``PYTEST_ADDOPTS``, ``PYTEST_PLUGINS``, ``PYTHONPATH`` ... are never passed on), plugin
-  autoloading off, ``--noconftest``, the checker's own ``-c`` ini file and ``--rootdir`` (so no
-  ``pytest.ini`` / ``pyproject.toml`` / ``setup.cfg`` / ``tox.ini`` of the workspace is read),
-  no cache, a timeout that kills the whole process group, and bounded output;
-- the workspace is put on ``sys.path`` only from inside the session, after pytest and the
-  checker's reporter are imported, and after the standard library (a workspace ``pytest.py``,
-  ``_pytest/`` or ``json.py`` cannot take over pytest or the reporter);
-- the **exit code is never trusted**: the checker's own reporter streams every outcome through
-  a private pipe; every expected test must be present and passed; two **canary tests** with
-  random names (one must pass, one must fail) expose outcome rewriting as ``"tampering"``.
+- **two processes**: the trusted test process runs pytest on the hidden tests and never
+  imports workspace code; a hidden test's ``import solution`` gives a proxy, and every call
+  goes to a separate *workspace process* that alone imports the agent's code. Plain values
+  (numbers, strings, bytes, lists, tuples, dicts, sets of them) come back by value, so the
+  test's ``assert add(2, 3) == 5`` compares real values in the trusted process; an object that
+  claims to equal an object it has never seen is ``"tampering"``;
+- **the workspace process is sandboxed** before any workspace code runs: resource limits
+  (memory, CPU seconds, processes, file size), no capabilities, no new privileges and, on Linux
+  with Landlock, no access to the checker's folders or the hidden tests' source, writes only
+  to its workspace copy, no TCP, no signals outside itself;
+- **the report is signed**: the trusted process streams every outcome with an HMAC (key on its
+  stdin, never seen by the workspace process) and sequence number; two **canary tests** with
+  random names (one must pass, one must fail) remain as a tripwire;
+- the hidden tests are read and **hashed when the checker is built**; the trusted process
+  compiles them from a verified in-memory copy; the tests, their source and the test
+  interpreter's **site-packages are checked unchanged** before and after each run;
+- both processes run ``python -I`` with an environment built from scratch, no plugin
+  autoloading, ``--noconftest``, the checker's own ini file; installed packages always win over
+  workspace modules of the same name; the runner is the **child subreaper** of everything the
+  workspace starts and kills it all at the end or at the timeout; output is bounded;
+- the **workspace is named by the caller** (``workspace=`` or :meth:`HiddenTestChecker.verify`),
+  never read from the episode unless ``workspace_from_episode=True``.
 
 The core stays pure standard library: **pytest is needed only in the interpreter that runs the
-tests** (``python=``, default :data:`sys.executable`). POSIX only (process groups, ``pass_fds``).
+tests** (``python=``, default :data:`sys.executable`). POSIX only; Landlock, the subreaper and
+the process count need Linux, and the verdict's ``detail["sandbox"]`` says what was applied.
 
-Residual risk: the code under test runs inside the test process, so a determined agent can
-still attack that process from the inside (the canaries catch blind outcome rewriting, not an
-attack that recognises them). For untrusted agents, also run the checker inside an OS sandbox;
-see ``docs/verifier_isolation.md``.
+Residual risk: the agent's code still computes the values the tests check, and on a machine
+without Landlock it runs with its user's rights; see ``docs/verifier_isolation.md``.
 
 The package, one concept a module:
 
 - :mod:`~ek.agents.verifier.checker`: :class:`HiddenTestChecker`, :func:`hidden_tests`,
   :func:`run_hidden_tests` (the order of a run);
-- :mod:`~ek.agents.verifier.workspace`: the hidden tests' snapshot and hash, the workspace copy;
+- :mod:`~ek.agents.verifier.workspace`: the hidden tests' snapshot and hash, the workspace copy,
+  folder removal, the site-packages baseline;
 - :mod:`~ek.agents.verifier.canary`: the two canary tests of each run;
-- :mod:`~ek.agents.verifier.process`: the isolated process (command, environment, pipes,
-  timeout);
-- :mod:`~ek.agents.verifier.runner`: the code that runs inside that process (its source text
-  is copied into the run, never imported there as part of ``ek``);
-- :mod:`~ek.agents.verifier.verdict`: :class:`HiddenTestVerdict` and the ordered verdict rules.
+- :mod:`~ek.agents.verifier.process`: the trusted test process (command, environment, pipes,
+  timeout, process count);
+- :mod:`~ek.agents.verifier.runner` and :mod:`~ek.agents.verifier.bridge`: the code that runs
+  inside the trusted test process (copied into the run as source text, never imported there as
+  part of ``ek``);
+- :mod:`~ek.agents.verifier.child`: the code of the sandboxed workspace process (likewise);
+- :mod:`~ek.agents.verifier.verdict`: :class:`HiddenTestVerdict`, the signed report and the
+  ordered verdict rules.
 
 Example:
     >>> import pathlib, tempfile

@@ -1,36 +1,39 @@
-"""The isolated test process: its files, command and environment, its pipes, its timeout.
+"""The isolated test process: its files, command and environment, its pipes, its limits.
 
-:func:`prepare_private` writes the runner (the source text of
-:mod:`ek.agents.verifier.runner`, never imported by the child as part of ``ek``) and the
-checker's own ``pytest.ini`` into a private directory; :func:`build_command` and
-:func:`build_env` make a command line and an environment from scratch; :func:`run_isolated`
-starts the process in its own session, drains its output (head and tail kept, see
-:class:`Bounded`) and its report pipe, and kills the whole process group when it exits or
-times out.
+:func:`prepare_private` writes the runner and the bridge (the source text of
+:mod:`ek.agents.verifier.runner` and :mod:`ek.agents.verifier.bridge`, never imported by the
+child as part of ``ek``) and the checker's own ``pytest.ini`` into a private directory, and the
+workspace process's code (:mod:`ek.agents.verifier.child`) into its own; :func:`build_command`
+and :func:`build_env` make a command line and an environment from scratch; :func:`run_isolated`
+starts the trusted test process in its own session, hands it the report's HMAC key on stdin,
+drains its output (head and tail kept, see :class:`Bounded`) and its report pipe with one
+``select`` loop (no reader thread, no wait on a pipe that a stray process keeps open), counts
+its descendants, and at the deadline or past the process limit asks it to kill its tree
+(``SIGTERM``; it is their subreaper), then kills its whole process group.
 
 Example:
-    >>> cmd = build_command("python", Path("/p/runner.py"), Path("/p/pytest.ini"),
-    ...                     Path("/ws"), Path("/tests"), Path("/p/basetemp"), ())
-    >>> cmd[:6], cmd[-1]
-    (['python', '-I', '-B', '-X', 'utf8', '/p/runner.py'], '/tests')
+    >>> cmd = build_command("python", Path("/p/runner.py"), Path("/p/config.json"), Path("/c"))
+    >>> cmd[:6], cmd[-2:]
+    (['python', '-I', '-X', 'utf8', '-X', 'pycache_prefix=/c'], ['/p/runner.py', '/p/config.json'])
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import io
+import json
 import os
+import selectors
 import signal
 import subprocess
-import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 __all__ = [
-    "FD_VARIABLE",
     "INI",
     "REPORT_LIMIT",
     "Bounded",
@@ -38,15 +41,12 @@ __all__ = [
     "StartError",
     "build_command",
     "build_env",
-    "drain_output",
-    "drain_report",
+    "count_descendants",
     "prepare_private",
+    "pytest_args",
     "run_isolated",
-    "runner_source",
+    "source_of",
 ]
-
-#: The environment variable that tells the runner its report pipe (the runner removes it).
-FD_VARIABLE = "EK_VERIFIER_FD"
 
 #: Most bytes of report read; more and the run is an ``error``.
 REPORT_LIMIT = 16_000_000
@@ -61,15 +61,15 @@ xfail_strict = true
 """
 
 
-@functools.lru_cache(maxsize=1)
-def runner_source() -> str:
-    """The source text of :mod:`ek.agents.verifier.runner`, read from the installed package.
+@functools.cache
+def source_of(module: str) -> str:
+    """The source text of ``ek.agents.verifier.<module>``, read from the installed package.
 
     Example:
-        >>> "def main()" in runner_source()
+        >>> "def main()" in source_of("runner") and "def serve(" in source_of("child")
         True
     """
-    return resources.files(__package__).joinpath("runner.py").read_text(encoding="utf-8")
+    return resources.files(__package__).joinpath(f"{module}.py").read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- bounded readers
@@ -112,88 +112,65 @@ class Bounded:
         )
 
 
-def drain_output(stream: io.BufferedIOBase, sink: Bounded) -> None:
-    """Read ``stream`` to its end into ``sink`` (a closed or failing stream just ends it)."""
-    try:
-        for chunk in iter(lambda: stream.read1(65536), b""):
-            sink.add(chunk)
-    except (OSError, ValueError):
-        pass
-
-
-def drain_report(fd: int, sink: list[bytes], limit: int, overflow: list[bool]) -> None:
-    """Read the report pipe ``fd`` to its end into ``sink``, then close it.
-
-    Past ``limit`` bytes the rest is read and discarded and ``overflow[0]`` is set.
-    """
-    total = 0
-    try:
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > limit:
-                overflow[0] = True
-                continue
-            sink.append(chunk)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 # --------------------------------------------------------------------------- the command
-def prepare_private(private: Path) -> tuple[Path, Path]:
-    """Write the runner and the ini file into ``private`` and make ``home``, ``tmp``, ``basetemp``.
+def prepare_private(private: Path, child_dir: Path) -> tuple[Path, Path, Path]:
+    """Write the runner, the bridge and the ini file into ``private``, the child into ``child_dir``.
 
     Returns:
-        The paths of the runner and of the ini file.
+        The paths of the runner, of the ini file and of the child.
     """
     runner = private / "runner.py"
-    runner.write_text(runner_source(), encoding="utf-8")
+    runner.write_text(source_of("runner"), encoding="utf-8")
+    (private / "_ek_verifier_bridge.py").write_text(source_of("bridge"), encoding="utf-8")
     ini = private / "pytest.ini"
     ini.write_text(INI, encoding="utf-8")
-    for sub in ("home", "tmp", "basetemp"):
-        (private / sub).mkdir()
-    return runner, ini
+    child = child_dir / "child.py"
+    child.write_text(source_of("child"), encoding="utf-8")
+    return runner, ini, child
 
 
-def build_command(
-    python: str,
-    runner: Path,
-    ini: Path,
-    ws_copy: Path,
-    tests_dir: Path,
-    basetemp: Path,
-    plugins: Iterable[str],
-) -> list[str]:
-    """The command line: isolated interpreter, the checker's ini, no conftest, explicit plugins."""
-    cmd = [
-        python, "-I", "-B", "-X", "utf8", str(runner), str(ws_copy),
+def build_command(python: str, runner: Path, config: Path, pycache: Path) -> list[str]:
+    """The trusted test process: isolated interpreter; bytecode only from the checker's cache.
+
+    ``-X pycache_prefix`` makes Python read and write ``.pyc`` files only under ``pycache``
+    (a folder the workspace process may read but not write), never a ``__pycache__`` of
+    site-packages that an earlier run could have planted.
+    """
+    return [python, "-I", "-X", "utf8", "-X", f"pycache_prefix={pycache}", str(runner),
+            str(config)]  # fmt: skip
+
+
+def pytest_args(ini: Path, tests_dir: Path, basetemp: Path, plugins: Iterable[str]) -> list[str]:
+    """pytest's arguments: the checker's ini, no conftest, explicit plugins only.
+
+    Example:
+        >>> pytest_args(Path("/p/pytest.ini"), Path("/t"), Path("/s/bt"), ["xdist"])[-3:]
+        ['-p', 'xdist', '/t']
+    """
+    args = [
         "-c", str(ini), "--rootdir", str(tests_dir), "--confcutdir", str(tests_dir),
         "--noconftest", "-p", "no:cacheprovider", "--import-mode=prepend",
         "--basetemp", str(basetemp), "--continue-on-collection-errors",
-        "-q", "--no-header", "--color=no", "--tb=short",
+        "-q", "--no-header", "--color=no", "--tb=short", "-p", "no:faulthandler",
     ]  # fmt: skip
     for plugin in plugins:
-        cmd += ["-p", plugin]
-    cmd.append(str(tests_dir))
-    return cmd
+        args += ["-p", plugin]
+    args.append(str(tests_dir))
+    return args
 
 
-def build_env(private: Path, extra: Mapping[str, str]) -> dict[str, str]:
+def build_env(home: Path, tmp: Path, extra: Mapping[str, str]) -> dict[str, str]:
     """An environment built from scratch (nothing inherited), plus the user's ``extra``.
 
     Example:
-        >>> env = build_env(Path("/p"), {"TZ": "UTC"})
+        >>> env = build_env(Path("/s/home"), Path("/s/tmp"), {"TZ": "UTC"})
         >>> env["HOME"], env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"], env["TZ"]
-        ('/p/home', '1', 'UTC')
+        ('/s/home', '1', 'UTC')
     """
     return {
         "PATH": os.defpath,
-        "HOME": str(private / "home"),
-        "TMPDIR": str(private / "tmp"),
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "NO_COLOR": "1",
@@ -212,11 +189,12 @@ class ProcessResult:
     """What the test process left behind.
 
     Args:
-        exit_code: Its exit status; ``None`` when it was killed on timeout.
+        exit_code: Its exit status; ``None`` when it was killed (timeout or process limit).
         timed_out: True when it did not finish within the timeout.
-        output: Its bounded stdout and stderr (head and tail).
+        output: Its bounded stdout and stderr (head and tail), the workspace process's too.
         lines: The report's non-blank lines, in order.
         overflow: True when the report exceeded :data:`REPORT_LIMIT`.
+        too_many_processes: The number of processes seen when it went past the limit, or 0.
     """
 
     exit_code: int | None
@@ -224,60 +202,172 @@ class ProcessResult:
     output: str
     lines: tuple[bytes, ...]
     overflow: bool
+    too_many_processes: int = 0
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float) -> int | None:
-    """Wait for the process; then kill its whole group (stray children die too). None: timed out."""
+def _ppids() -> dict[int, int]:
+    out: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    out[int(entry)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+def count_descendants(pid: int) -> int:
+    """How many processes descend from ``pid`` (Linux ``/proc``; 0 elsewhere).
+
+    Example:
+        >>> count_descendants(2**22 + 1)
+        0
+    """
+    if not os.path.isdir("/proc"):
+        return 0
+    children: dict[int, list[int]] = {}
+    for child, parent in _ppids().items():
+        children.setdefault(parent, []).append(child)
+    n, todo = 0, [pid]
+    while todo:
+        kids = children.get(todo.pop(), [])
+        n += len(kids)
+        todo += kids
+    return n
+
+
+class _Drain:
+    """The two pipes of one run, read with ``select`` until both close or time is up."""
+
+    def __init__(self, out_fd: int, report_fd: int, max_output: int) -> None:
+        self.sel = selectors.DefaultSelector()
+        self.out = Bounded(max_output)
+        self.report: list[bytes] = []
+        self.size = 0
+        self.overflow = False
+        for fd in (out_fd, report_fd):
+            os.set_blocking(fd, False)
+            self.sel.register(fd, selectors.EVENT_READ)
+        self.report_fd = report_fd
+
+    def open(self) -> bool:
+        return bool(self.sel.get_map())
+
+    def pump(self, wait: float) -> None:
+        for key, _ in self.sel.select(timeout=max(wait, 0.0)):
+            fd = int(key.fd)
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.sel.unregister(fd)
+                if fd == self.report_fd:
+                    os.close(fd)
+            elif fd != self.report_fd:
+                self.out.add(chunk)
+            else:
+                self.size += len(chunk)
+                if self.size > REPORT_LIMIT:
+                    self.overflow = True
+                else:
+                    self.report.append(chunk)
+
+    def close(self) -> None:
+        for key in list(self.sel.get_map().values()):
+            self.sel.unregister(key.fd)
+            if key.fd == self.report_fd:
+                with contextlib.suppress(OSError):
+                    os.close(self.report_fd)
+        self.sel.close()
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """Ask the runner to kill its tree (SIGTERM), then kill its whole process group."""
+    with contextlib.suppress(OSError):
+        proc.send_signal(signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace)
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _start(cmd: list[str], cwd: Path, env: Mapping[str, str], wfd: int) -> subprocess.Popen[bytes]:
     try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    finally:
-        with contextlib.suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        return subprocess.Popen(
+            cmd, cwd=cwd, env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, pass_fds=(wfd,), start_new_session=True,
+        )  # fmt: skip
+    except OSError as e:
+        raise StartError(str(e)) from e
 
 
 def run_isolated(
-    cmd: list[str], *, cwd: Path, env: Mapping[str, str], timeout: float, max_output: int
+    cmd: list[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    config: dict[str, Any],
+    config_path: Path,
+    key: bytes,
+    timeout: float,
+    max_output: int,
+    max_processes: int,
 ) -> ProcessResult:
-    """Run ``cmd`` in a new session with a private report pipe; never longer than ``timeout``.
+    """Run the trusted test process; never longer than ``timeout`` (plus a short grace).
+
+    ``config`` is written to ``config_path`` with the report pipe's descriptor added; the HMAC
+    ``key`` goes through stdin only.
 
     Raises:
         StartError: The interpreter could not be started.
     """
     rfd, wfd = os.pipe()
+    config_path.write_text(json.dumps({**config, "report_fd": wfd}), encoding="utf-8")
     try:
-        proc = subprocess.Popen(
-            cmd,
-            cwd=cwd,
-            env={**env, FD_VARIABLE: str(wfd)},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=(wfd,),
-            start_new_session=True,
-        )
-    except OSError as e:
+        proc = _start(cmd, cwd, env, wfd)
+    except StartError:
         os.close(rfd)
-        raise StartError(str(e)) from e
+        raise
     finally:
         os.close(wfd)
-    out = Bounded(max_output)
-    chunks: list[bytes] = []
-    overflow = [False]
-    readers = [
-        threading.Thread(target=drain_output, args=(proc.stdout, out), daemon=True),
-        threading.Thread(
-            target=drain_report, args=(rfd, chunks, REPORT_LIMIT, overflow), daemon=True
-        ),
-    ]
-    for t in readers:
-        t.start()
-    rc = _wait(proc, timeout)
-    for t in readers:
-        t.join(timeout=5.0)
-    if proc.stdout is not None:
+    assert proc.stdin is not None and proc.stdout is not None
+    with contextlib.suppress(OSError):
+        proc.stdin.write(key.hex().encode() + b"\n")
+        proc.stdin.close()
+    drain = _Drain(proc.stdout.fileno(), rfd, max_output)
+    deadline, timed_out, too_many = time.monotonic() + timeout, False, 0
+    next_count = 0.0
+    try:
+        while proc.poll() is None:
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                break
+            if now >= next_count:
+                next_count = now + 0.25
+                n = count_descendants(proc.pid)
+                if n > max_processes:
+                    too_many = n
+                    break
+            drain.pump(min(0.25, deadline - now) if drain.open() else 0.05)
+            if not drain.open():
+                time.sleep(0.05)
+        if timed_out or too_many:
+            _stop(proc, grace=5.0)
+        end = time.monotonic() + 2.0  # the runner killed its tree; read what is left
+        while drain.open() and time.monotonic() < end:
+            drain.pump(end - time.monotonic())
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        drain.close()
         proc.stdout.close()
-    lines = tuple(ln for ln in b"".join(chunks).split(b"\n") if ln.strip())
-    return ProcessResult(rc, rc is None, out.text(), lines, overflow[0])
+    lines = tuple(ln for ln in b"".join(drain.report).split(b"\n") if ln.strip())
+    rc = None if timed_out or too_many else proc.returncode
+    return ProcessResult(rc, timed_out, drain.out.text(), lines, drain.overflow, too_many)

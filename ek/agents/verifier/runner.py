@@ -1,39 +1,66 @@
-"""The runner: the code that runs INSIDE the isolated test process, never in the checker's.
+"""The runner: the trusted test process, which runs pytest and NEVER imports workspace code.
 
-The checker does not import this module to use it: it reads this file's source text
-(:func:`ek.agents.verifier.process.runner_source`), writes it into a private directory of each
-run and executes it as ``python -I -B -X utf8 <private>/runner.py <workspace> <pytest args>``.
-The test process therefore never imports the ``ek`` package, and nothing the workspace controls
-is on ``sys.path`` before pytest and this reporter are imported. Keep it that way: this module
-may import only the standard library (at the top) and pytest (inside :func:`main`), and must
-stay importable without side effects (the doctest collector imports it).
+The checker does not import this module to use it: it copies this file's source text (and
+:mod:`~ek.agents.verifier.bridge`'s, as ``_ek_verifier_bridge.py``) into a private directory
+of each run and executes ``python -I -B -X utf8 -X pycache_prefix=<fresh> <private>/runner.py
+<private>/config.json``; the report's HMAC key arrives on stdin. In order, the runner:
 
-The reporter writes one JSON record a line to the file descriptor named by ``EK_VERIFIER_FD``
-(removed from the environment at startup): ``start``, each test phase (``test``), collection
-errors and skips (``collect_error``, ``collect_skip``), ``finish``, ``exit``; or a single
-``boot_error`` when pytest cannot be imported. :mod:`ek.agents.verifier.verdict` judges them.
+1. reads the key from stdin and the config; becomes a child subreaper (Linux), so that every
+   process the workspace starts, even a ``setsid()`` daemon, stays its descendant, and kills
+   them all at the end or on ``SIGTERM``;
+2. reads every hidden test file and checks its SHA-256 against the checker's snapshot, then
+   keeps them in memory: test modules are compiled from that copy (with pytest's assertion
+   rewriting), never read again from disk;
+3. runs pytest with the reporter: a workspace module that a test imports is a proxy
+   (:mod:`~ek.agents.verifier.bridge`) of the module imported in the sandboxed workspace
+   process (:mod:`~ek.agents.verifier.child`), started on first use;
+4. streams one record a line through the report pipe, each signed with HMAC-SHA256 over its
+   sequence number and content: ``start``, ``sandbox``, each test phase (``test``),
+   ``collect_error`` / ``collect_skip``, ``tamper``, ``finish``, ``exit`` (which lists the
+   files of every module this process loaded, for the checker's site-packages check); or a
+   single ``boot_error``.
+
+Keep this module importable without side effects: only the standard library at the top,
+pytest and the bridge inside :func:`main`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import hmac
+import importlib.abc
+import importlib.util
 import json
 import os
+import signal
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the annotations only; at run time pytest is imported inside main()
     import pytest
 
-__all__ = ["main"]
+__all__ = ["Emitter", "kill_tree", "main"]
 
-# Bound before any code under test runs, so that patching json or os later changes nothing here.
+# Bound before anything else runs here.
 _dumps, _write = json.dumps, os.write
+_PR_SET_CHILD_SUBREAPER = 36
 
 
-def _emit(fd: int, rec: dict[str, Any]) -> None:
-    data = (_dumps(rec) + "\n").encode("utf-8", "replace")
-    while data:
-        data = data[_write(fd, data) :]
+class Emitter:
+    """Writes signed records: ``<hex HMAC-SHA256> <json with "seq">`` a line."""
+
+    def __init__(self, fd: int, key: bytes) -> None:
+        self.fd, self.key, self.seq = fd, key, 0
+
+    def emit(self, rec: dict[str, Any]) -> None:
+        body = _dumps({**rec, "seq": self.seq}, default=str)
+        self.seq += 1
+        mac = hmac.new(self.key, body.encode("utf-8", "replace"), hashlib.sha256).hexdigest()
+        data = f"{mac} {body}\n".encode("utf-8", "replace")
+        while data:
+            data = data[_write(self.fd, data) :]
 
 
 def _text(x: object) -> str:
@@ -43,26 +70,150 @@ def _text(x: object) -> str:
         return f"<unprintable: {type(e).__name__}>"
 
 
-class _Reporter:
-    """The pytest plugin that streams every outcome through the private pipe."""
+# --------------------------------------------------------------------------- processes
+def _subreaper() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
 
-    def __init__(self, fd: int, workspace: str, version: str) -> None:
-        self.fd = fd
-        self.workspace = workspace
-        self.version = version
+    try:
+        return ctypes.CDLL(None).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _children(me: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if int(stat.rsplit(b")", 1)[1].split()[1]) == me:
+            out.append(int(entry))
+    return out
+
+
+def kill_tree() -> None:
+    """SIGKILL every descendant (as a subreaper, orphans come back to us) and reap them."""
+    me = os.getpid()
+    for _ in range(10_000):
+        kids = _children(me) if os.path.isdir("/proc") else []
+        for pid in kids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+        if not kids:
+            return
+        time.sleep(0.002)
+
+
+# --------------------------------------------------------------------------- the hidden tests
+def _module_names(files: dict[str, bytes]) -> dict[str, str]:
+    """pytest's ``prepend`` module name of every ``.py`` file (ambiguous names left out)."""
+    names: dict[str, str | None] = {}
+    for rel in files:
+        if not rel.endswith(".py"):
+            continue
+        parts = rel[:-3].split("/")
+        i = len(parts) - 1
+        while i > 0 and "/".join(parts[:i]) + "/__init__.py" in files:
+            i -= 1
+        dotted = ".".join(parts[i:])
+        if dotted.endswith(".__init__"):
+            dotted = dotted[: -len(".__init__")]
+        names[dotted] = None if dotted in names else rel
+    return {k: v for k, v in names.items() if v is not None}
+
+
+class _MemoryLoader(importlib.abc.Loader):
+    def __init__(self, path: str, source: bytes, config: Any) -> None:
+        self.path, self.source, self.config = path, source, config
+
+    def exec_module(self, module: Any) -> None:
+        import ast
+
+        tree = ast.parse(self.source, filename=self.path)
+        try:
+            from _pytest.assertion.rewrite import rewrite_asserts
+
+            rewrite_asserts(tree, self.source, self.path, self.config)
+        except ImportError:  # an older or newer pytest: plain asserts still work
+            pass
+        exec(compile(tree, self.path, "exec", dont_inherit=True), module.__dict__)
+
+
+class TestSourceFinder(importlib.abc.MetaPathFinder):
+    """First on ``sys.meta_path``: hidden test modules come from the verified in-memory copy."""
+
+    def __init__(self, root: str, files: dict[str, bytes], config: Any) -> None:
+        self.root, self.files, self.config = root, files, config
+        self.names = _module_names(files)
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        rel = self.names.get(fullname)
+        if rel is None:
+            return None
+        full = os.path.join(self.root, rel)
+        pkg = [os.path.dirname(full)] if rel.endswith("__init__.py") else None
+        loader = _MemoryLoader(full, self.files[rel], self.config)
+        return importlib.util.spec_from_file_location(
+            fullname, full, loader=loader, submodule_search_locations=pkg
+        )
+
+
+def _load_tests(root: str, digests: dict[str, str]) -> dict[str, bytes] | str:
+    """Every file read once and checked against the checker's digests (or why not)."""
+    files: dict[str, bytes] = {}
+    for rel, want in digests.items():
+        try:
+            with open(os.path.join(root, rel), "rb") as f:
+                data = f.read()
+        except OSError as e:
+            return f"cannot read hidden test file {rel!r}: {e}"
+        if hashlib.sha256(data).hexdigest() != want:
+            return f"hidden test file {rel!r} changed before the test session"
+        files[rel] = data
+    return files
+
+
+# --------------------------------------------------------------------------- the reporter
+class _Reporter:
+    """The pytest plugin that installs the import hooks and signs every outcome."""
+
+    def __init__(self, em: Emitter, cfg: dict[str, Any], files: dict[str, bytes]) -> None:
+        self.em, self.cfg, self.files = em, cfg, files
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        # Only now, with pytest and this reporter imported, may the workspace be imported, and
-        # after the standard library so that it cannot shadow it.
-        site = [i for i, p in enumerate(sys.path) if p.endswith(("site-packages", "dist-packages"))]
-        sys.path.insert(site[0] if site else len(sys.path), self.workspace)
-        _emit(self.fd, {"event": "start", "pytest": self.version})
+        import _ek_verifier_bridge as bridge_mod
+
+        sys.meta_path.insert(0, TestSourceFinder(self.cfg["tests"], self.files, session.config))
+        bridge = bridge_mod.Bridge(
+            self.cfg["child_command"], self.cfg["child_config"], self.cfg["workspace"],
+            self.cfg["child_env"], self.cfg["out_fd"], self.event,
+        )  # fmt: skip
+        bridge_mod.install(bridge, self.cfg["workspace"])
+        self.em.emit({"event": "start", "pytest": self.cfg["pytest_version"]})
+
+    def event(self, kind: str, data: Any) -> None:
+        if kind == "sandbox":
+            self.em.emit({"event": "sandbox", "status": data})
+        else:
+            self.em.emit({"event": "tamper", "reason": _text(data)})
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed or report.skipped:
             event = "collect_error" if report.failed else "collect_skip"
             rec = {"event": event, "nodeid": report.nodeid, "longrepr": _text(report.longrepr)}
-            _emit(self.fd, rec)
+            self.em.emit(rec)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec: dict[str, Any] = {
@@ -75,24 +226,52 @@ class _Reporter:
             rec["xfail"] = True
         if report.failed:
             rec["longrepr"] = _text(report.longrepr)
-        _emit(self.fd, rec)
+        self.em.emit(rec)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        _emit(self.fd, {"event": "finish", "exitstatus": int(exitstatus)})
+        self.em.emit({"event": "finish", "exitstatus": int(exitstatus)})
+
+
+def _loaded_files() -> list[str]:
+    out = set()
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str):
+            out.add(f)
+    return sorted(out)[:50_000]
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    kill_tree()
+    os._exit(128 + signum)
 
 
 def main() -> None:
-    """Run pytest on ``sys.argv[2:]`` with the reporter; the workspace is ``sys.argv[1]``."""
-    fd = int(os.environ.pop("EK_VERIFIER_FD"))
-    workspace = sys.argv[1]
+    """Run pytest on the hidden tests (config in ``sys.argv[1]``, HMAC key on stdin)."""
+    key = bytes.fromhex(sys.stdin.readline().strip())
+    with open(sys.argv[1], encoding="utf-8") as f:
+        cfg = json.load(f)
+    em = Emitter(int(cfg["report_fd"]), key)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    _subreaper()
+    files = _load_tests(cfg["tests"], cfg["digests"])
+    if isinstance(files, str):
+        em.emit({"event": "boot_error", "error": files, "tampered": True})
+        os._exit(3)
+    cfg["out_fd"] = os.dup(1)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     try:
+        import _ek_verifier_bridge  # noqa: F401  (the private copy, next to this file)
         import pytest
     except BaseException as e:  # whatever stops the import: report it, never a traceback alone
-        _emit(fd, {"event": "boot_error", "error": f"{type(e).__name__}: {e}"})
+        em.emit({"event": "boot_error", "error": f"{type(e).__name__}: {e}"})
         os._exit(3)
-    rc = pytest.main(sys.argv[2:], plugins=[_Reporter(fd, workspace, pytest.__version__)])
-    _emit(fd, {"event": "exit", "rc": int(rc)})
-    os.close(fd)
+    finally:
+        del sys.path[0]
+    cfg["pytest_version"] = pytest.__version__
+    rc = pytest.main(cfg["args"], plugins=[_Reporter(em, cfg, files)])
+    kill_tree()
+    em.emit({"event": "exit", "rc": int(rc), "loaded": _loaded_files()})
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(int(rc) & 0xFF)

@@ -3,7 +3,11 @@
 The hidden tests are read into memory and hashed when the checker is built
 (:func:`snapshot_tests`, :func:`digest`); the tests pytest will collect are listed statically
 (:func:`discover`). Each run copies the agent's workspace into a fresh directory with
-:func:`copy_workspace`: directories and regular files only, within ``max_files`` / ``max_bytes``.
+:func:`copy_workspace` (iterative; directories and regular files only, every directory and file
+counted against ``max_files``, bytes against ``max_bytes``) inside a folder of its own under
+:func:`check_parent`, and removes it with :func:`remove_tree` (iterative, descriptor-relative:
+no recursion limit, no path-length limit). :class:`SiteBaseline` records the test interpreter's
+standard library and site-packages folders so that a check can tell that they changed.
 
 Example:
     >>> files, source = snapshot_tests({"test_a.py": "def test_one():\\n    assert True\\n"})
@@ -14,21 +18,32 @@ Example:
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
+import json
 import os
 import re
+import secrets
 import shutil
 import stat
+import subprocess
+import tempfile
+import threading
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "SiteBaseline",
     "WorkspaceError",
+    "check_parent",
     "copy_workspace",
     "digest",
     "discover",
     "read_back",
+    "remove_tree",
+    "site_baseline",
     "snapshot_tests",
 ]
 
@@ -196,8 +211,9 @@ class _Copy:
         self.n_bytes += size
         if self.n_files > self.max_files or self.n_bytes > self.max_bytes:
             raise WorkspaceError(
-                f"workspace exceeds the copy limits (max_files={self.max_files}, "
-                f"max_bytes={self.max_bytes}); got at least {self.n_files} files / {self.n_bytes} bytes"
+                f"workspace exceeds the copy limits (max_files={self.max_files} files and "
+                f"directories, max_bytes={self.max_bytes}); got at least {self.n_files} "
+                f"files and directories / {self.n_bytes} bytes"
             )
 
     def entry(self, e: os.DirEntry[str], d_dir: Path) -> Path | None:
@@ -211,6 +227,7 @@ class _Copy:
             if e.name == "__pycache__":
                 self.skipped.append(f"{rel} (bytecode cache)")
                 return None
+            self.count(0)
             os.mkdir(os.path.join(d_dir, e.name))
             return Path(d_dir) / e.name
         if not stat.S_ISREG(st.st_mode):
@@ -232,7 +249,7 @@ def copy_workspace(src: Path, dst: Path, max_files: int, max_bytes: int) -> list
     devices) and bytecode (``__pycache__``, ``*.pyc``) are skipped.
 
     Raises:
-        WorkspaceError: More than ``max_files`` files or ``max_bytes`` bytes.
+        WorkspaceError: More than ``max_files`` files and directories, or ``max_bytes`` bytes.
 
     Example:
         >>> import tempfile
@@ -256,3 +273,198 @@ def copy_workspace(src: Path, dst: Path, max_files: int, max_bytes: int) -> list
             if sub is not None:
                 stack.append((Path(e.path), sub))
     return copy.skipped
+
+
+# --------------------------------------------------------------------------- folders
+def check_parent() -> Path:
+    """The folder that holds every check's files for this user: ``<tmp>/ek-verifier-<uid>``.
+
+    Made with mode 0700; refused (a fresh random folder is used instead) if it is a symlink,
+    not a directory, not ours or open to others. The workspace process cannot list it (its
+    Landlock rules hide it), so no check can find another's files.
+
+    Example:
+        >>> check_parent().is_dir()
+        True
+    """
+    p = Path(tempfile.gettempdir()) / f"ek-verifier-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(p, 0o700)
+    st = os.lstat(p)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return Path(tempfile.mkdtemp(prefix="ek-verifier-"))
+    return p
+
+
+def remove_tree(root: Path) -> None:
+    """Remove ``root`` and everything in it, however deep, without recursion.
+
+    Every directory is first moved up to ``root`` itself (``rename`` relative to directory
+    descriptors), so no path grows long and no descriptor chain grows deep. Errors are
+    ignored (what cannot be removed stays).
+
+    Example:
+        >>> d = Path(tempfile.mkdtemp())
+        >>> deep = d.joinpath(*["x"] * 50)
+        >>> deep.mkdir(parents=True)
+        >>> remove_tree(d)
+        >>> d.exists()
+        False
+    """
+    try:
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        todo = ["."]
+        while todo:
+            name = todo.pop()
+            _empty_dir(top, name, todo)
+    finally:
+        os.close(top)
+    with contextlib.suppress(OSError):
+        os.rmdir(root)
+
+
+def _empty_dir(top: int, name: str, todo: list[str]) -> None:
+    """Unlink the files of ``top/name``, move its directories up into ``top``; rmdir it."""
+    try:
+        os.chmod(name, 0o700, dir_fd=top)
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
+    except OSError:
+        return
+    try:
+        with os.scandir(fd) as it:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+        for entry, is_dir in entries:
+            try:
+                if is_dir:
+                    moved = f".ek-rm-{secrets.token_hex(8)}"
+                    os.rename(entry, moved, src_dir_fd=fd, dst_dir_fd=top)
+                    todo.append(moved)
+                else:
+                    os.unlink(entry, dir_fd=fd)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+    if name != ".":
+        with contextlib.suppress(OSError):
+            os.rmdir(name, dir_fd=top)
+
+
+# --------------------------------------------------------------------------- site-packages
+_PROBE = (
+    "import json, site, sys, sysconfig; print(json.dumps({'path': sys.path, "
+    "'site': site.getsitepackages(), 'stdlib': [sysconfig.get_path('stdlib'), "
+    "sysconfig.get_path('platstdlib')]}))"
+)
+
+
+def _sig(st: os.stat_result) -> tuple[int, ...]:
+    # ctime cannot be set by a process (utime sets only atime and mtime): any write shows.
+    return (stat.S_IFMT(st.st_mode), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+class SiteBaseline:
+    """The standard library and site-packages folders of one interpreter, from a moment on.
+
+    Records each root's top-level entries (a directory by type and inode, a file by type,
+    size, mtime, ctime and inode) and the time it was taken. :meth:`changed` says what differs
+    now: a new, removed or changed top-level entry (a ``.pth`` file, a package), or one of the
+    given files (the modules the trusted test process loaded) missing or changed since then:
+    its ctime is later. A process cannot set a ctime back (``utime`` sets only atime and
+    mtime), so a change that is later undone still shows. ``__pycache__`` is skipped: the
+    test processes never read bytecode from there (``-X pycache_prefix``).
+
+    Example:
+        >>> d = Path(tempfile.mkdtemp())
+        >>> _ = (d / "mod.py").write_text("X = 1\\n")
+        >>> base = SiteBaseline([str(d)])
+        >>> base.changed([str(d / "mod.py")]) is None
+        True
+        >>> _ = (d / "evil.pth").write_text("import os\\n")
+        >>> base.changed([]).startswith("new, removed or changed entry 'evil.pth'")
+        True
+    """
+
+    def __init__(self, roots: Iterable[str]) -> None:
+        self.roots = sorted({os.path.realpath(r) for r in roots})
+        self.tops = {r: self._top(r) for r in self.roots}
+        self.since = time.time_ns()
+
+    @staticmethod
+    def _top(root: str) -> dict[str, tuple[int, ...]]:
+        out: dict[str, tuple[int, ...]] = {}
+        try:
+            with os.scandir(root) as it:
+                for e in it:
+                    if e.name != "__pycache__":
+                        st = e.stat(follow_symlinks=False)
+                        dir_sig = (stat.S_IFMT(st.st_mode), st.st_ino)
+                        out[e.name] = dir_sig if stat.S_ISDIR(st.st_mode) else _sig(st)
+        except OSError:
+            return {}
+        return out
+
+    def _under_a_root(self, path: str) -> bool:
+        return any(path.startswith(r + os.sep) for r in self.roots)
+
+    def changed(self, loaded: Iterable[str]) -> str | None:
+        """What changed since the baseline, or None: top-level entries, then ``loaded`` files."""
+        for r in self.roots:
+            now = self._top(r)
+            if now != self.tops[r]:
+                diff = sorted(set(now.items()) ^ set(self.tops[r].items()))
+                return (
+                    f"new, removed or changed entry {diff[0][0]!r} in the test interpreter's "
+                    f"library folder {r!r}"
+                )
+        for f in loaded:
+            real = os.path.realpath(f)
+            if "__pycache__" in real or not self._under_a_root(real):
+                continue
+            try:
+                if os.lstat(real).st_ctime_ns <= self.since:
+                    continue
+            except OSError:
+                pass
+            return f"the module file {real!r} of the test interpreter changed"
+        return None
+
+
+_BASELINES: dict[str, SiteBaseline] = {}
+_BASELINES_LOCK = threading.Lock()
+
+
+def site_baseline(python: str) -> SiteBaseline | str:
+    """The :class:`SiteBaseline` of ``python``, taken at this process's first check with it.
+
+    One per interpreter and process, shared by every checker: a ``.pth`` that one check's
+    workspace manages to write is seen by every later check, whatever its checker. (A
+    legitimate install into that environment while the process runs is seen the same way.)
+    """
+    with _BASELINES_LOCK:
+        if python not in _BASELINES:
+            try:
+                out = subprocess.run(
+                    [python, "-I", "-c", _PROBE], capture_output=True, timeout=60,
+                    stdin=subprocess.DEVNULL, env={"PATH": os.defpath, "LC_ALL": "C.UTF-8"},
+                )  # fmt: skip
+                info = json.loads(out.stdout)
+            except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+                return f"cannot ask {python!r} for its library folders: {e}"
+            _BASELINES[python] = SiteBaseline(_roots(info))
+        return _BASELINES[python]
+
+
+def _roots(info: Mapping[str, Any]) -> list[str]:
+    """Site-packages folders (existing or not) and the ``sys.path`` entries of the stdlib."""
+    stdlib = [p for p in info["stdlib"] if isinstance(p, str)]
+    roots = [p for p in info["site"] if isinstance(p, str)]
+    for p in info["path"]:
+        if not isinstance(p, str) or not os.path.isdir(p):
+            continue
+        if p.endswith(("site-packages", "dist-packages")) or any(p.startswith(s) for s in stdlib):
+            roots.append(p)
+    return roots
