@@ -83,6 +83,7 @@ test: lint typecheck pytest test-core
 DEMO_DIR ?= ek-demo-run
 demo: install
 	$(BIN)/ek-agents demo $(DEMO_DIR)
+	@echo "the same agents as pytest tests (5 trials a test, one verdict from pass^2): $(BIN)/python -m pytest examples/test_agent_with_pytest.py"
 
 bench: install
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
