@@ -104,8 +104,25 @@ def test_the_suite_covers_the_issue_list() -> None:
     assert set(ISSUE18) == {a.name for a in ATTACKS if a.issue18}
 
 
+# An attack that shadows an installed third-party package means something only where that
+# package is installed in the test interpreter (the core-only venv has no numpy): there, a name
+# the hidden tests import that is installed nowhere resolves to the workspace (a documented
+# residual risk in docs/verifier_isolation.md).
+NEEDS_INSTALLED = {"shadow_numpy_testing": "numpy"}
+
+
+def _shadowed_is_installed(name: str) -> bool:
+    import importlib.util
+
+    return (
+        name not in NEEDS_INSTALLED or importlib.util.find_spec(NEEDS_INSTALLED[name]) is not None
+    )
+
+
 @pytest.mark.parametrize("name", [a.name for a in ATTACKS])
 def test_ek_checker_rejects(rows: dict[str, Row], name: str) -> None:
+    if not _shadowed_is_installed(name):
+        pytest.skip(f"{name} shadows {NEEDS_INSTALLED[name]}, which is not installed here")
     row = rows[name]
     for v in (*row.earlier, row.verdict):  # every trial of a multi-check attack
         assert not v.passed and v.status != "passed", f"{name} beat the checker: {v.reason}"
@@ -160,7 +177,13 @@ def test_issue18_attacks_are_caught_without_landlock(no_landlock: None) -> None:
     # attack must also be caught by what does not need it: tests compiled from the verified
     # in-memory copy, the workspace code in its own process, a signed report, the subreaper
     # that kills daemons, the site-packages baseline.
-    got = run_all([a for a in ATTACKS if a.issue18 or a.name == "edit_hidden_tests"])
+    got = run_all(
+        [
+            a
+            for a in ATTACKS
+            if (a.issue18 or a.name == "edit_hidden_tests") and _shadowed_is_installed(a.name)
+        ]
+    )
     print("\n" + format_table(got))
     for row in got:
         for v in (*row.earlier, row.verdict):
