@@ -23,7 +23,7 @@ from ek.agents.store import StoreError, StoreMismatchError, TrialStore, read_sto
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
 ROOT = Path(__file__).resolve().parents[1]
-HEADER = {"run": {"agent": "a"}, "suite": {"fingerprint": "f"}, "k": 2}
+HEADER = {"run": {"agent": "a"}, "suite": {"fingerprint": "f"}, "k": 1000}
 
 
 def _rec(t: str, i: int, ok: bool = True) -> dict[str, Any]:

@@ -23,8 +23,16 @@ Durability, precisely:
   valid JSON). Opening the store detects it and truncates it away (earlier lines are untouched);
   a complete last line that merely lacks its newline is kept. A malformed line *before* the last
   one is corruption, not a crash, and is refused.
-* Opening an existing store with a different provenance, suite fingerprint or ``k`` is refused:
-  mixing trials of two experiments would silently corrupt both.
+* Opening an existing store with a different provenance, suite fingerprint, ``k`` or checker
+  (``check``, when the header records one) is refused: mixing trials of two experiments would
+  silently corrupt both.
+* One writer at a time: :meth:`TrialStore.open` takes an exclusive, non-blocking ``flock`` on the
+  file (released on close, and by the kernel when the process dies, so a SIGKILL leaves no stale
+  lock) and refuses a second writer with :class:`StoreLockedError`. Where ``fcntl`` does not
+  exist (Windows) no lock is taken: run one writer per store there.
+* Every record is validated on read (``success`` a bool, ``trial`` in ``[0, k)``, the episode's
+  ``task_id`` the record's; the same trial twice with different verdicts is refused), with the
+  file and line in the message.
 
 Example:
     >>> import os, tempfile
@@ -53,6 +61,7 @@ from ek.jsonio import dumps, from_json_safe, to_json_safe
 __all__ = [
     "STORE_VERSION",
     "StoreError",
+    "StoreLockedError",
     "StoreMismatchError",
     "StoreSnapshot",
     "TrialStore",
@@ -62,6 +71,8 @@ __all__ = [
 #: Format version of the header line.
 STORE_VERSION = 1
 _COMPARED = ("run", "suite", "k")
+# compared when the new header has them (``run_suite`` always records the checker)
+_COMPARED_IF_GIVEN = ("check",)
 
 
 class StoreError(ValueError):
@@ -70,6 +81,26 @@ class StoreError(ValueError):
 
 class StoreMismatchError(StoreError):
     """The store belongs to another experiment (different provenance, suite or k)."""
+
+
+class StoreLockedError(StoreError):
+    """Another writer (this process or another) holds the store open."""
+
+
+def _lock(fh: IO[bytes], path: str) -> None:
+    """An exclusive, non-blocking lock on the open store (POSIX ``flock``; none without fcntl)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: documented, no lock
+        return
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise StoreLockedError(
+            f"{path} is open for writing by another run (it holds the store's lock); "
+            "two writers would interleave their trials. Wait for it to finish or use "
+            "another store file."
+        ) from None
 
 
 def _dumps(obj: Any) -> str:
@@ -91,6 +122,13 @@ def _write_all(fh: IO[bytes], data: bytes) -> None:
         view = view[n:]
 
 
+def _path(path: Any) -> str:
+    """``path`` as a str; an int or bool (a file descriptor to ``open``) is not a path."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"a store path must be a str or os.PathLike, got {type(path).__name__}")
+    return os.fspath(path)
+
+
 def _loads(line: str) -> Any:
     return from_json_safe(json.loads(line))
 
@@ -110,8 +148,32 @@ def _key(rec: Mapping[str, Any], where: str) -> tuple[str, int]:
     t, i = rec.get("task_id"), rec.get("trial")
     if not isinstance(t, str) or not is_number(i) or not isinstance(i, int):
         raise StoreError(
-            f"{where}: a trial record needs str task_id and int trial, got {t!r}, {i!r}"
+            f"{where}: a trial record needs str task_id and int trial, got {t!r:.200}, {i!r:.200}"
         )
+    return t, i
+
+
+def _check_record(rec: Mapping[str, Any], k: Any, where: str) -> tuple[str, int]:
+    """The record's key, after checking what a reader relies on (refused with file and line)."""
+    t, i = _key(rec, where)
+    if isinstance(k, int) and not isinstance(k, bool) and not 0 <= i < k:
+        raise StoreError(f"{where}: trial must be in [0, {k}) for k={k}, got {i}")
+    if "success" not in rec:
+        raise StoreError(f"{where}: a trial record needs a 'success' field, got none")
+    if not isinstance(rec["success"], bool):
+        raise StoreError(
+            f"{where}: 'success' must be a JSON bool, got {type(rec['success']).__name__}: "
+            f"{rec['success']!r:.100}"
+        )
+    ep = rec.get("episode")
+    if ep is not None:
+        if not isinstance(ep, Mapping):
+            raise StoreError(f"{where}: 'episode' must be a JSON object, got {type(ep).__name__}")
+        if ep.get("task_id") != t:
+            raise StoreError(
+                f"{where}: the episode's task_id {ep.get('task_id')!r:.200} differs from the "
+                f"record's {t!r:.200}"
+            )
     return t, i
 
 
@@ -133,7 +195,7 @@ def _parse(path: str, data: bytes) -> tuple[dict[str, Any] | None, list[dict[str
     lines = data[:end].split(b"\n")
     header: dict[str, Any] | None = None
     records: list[dict[str, Any]] = []
-    seen: set[tuple[str, int]] = set()
+    seen: dict[tuple[str, int], bool] = {}
     for no, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
@@ -155,10 +217,15 @@ def _parse(path: str, data: bytes) -> tuple[dict[str, Any] | None, list[dict[str
                 )
             header = obj
             continue
-        key = _key(obj, f"{path}:{no}")
-        if key in seen:
-            continue  # cannot happen through TrialStore; keep the first verdict if it does
-        seen.add(key)
+        key = _check_record(obj, header.get("k"), f"{path}:{no}")
+        if key in seen:  # cannot happen through TrialStore (it holds an exclusive lock)
+            if seen[key] != obj["success"]:
+                raise StoreError(
+                    f"{path}:{no}: task {key[0]!r:.200} trial {key[1]} is recorded twice with "
+                    "different verdicts; refusing to choose one"
+                )
+            continue  # an identical verdict twice: keep the first record
+        seen[key] = obj["success"]
         records.append(obj)
     return header, records, end, torn
 
@@ -169,7 +236,7 @@ def read_store(path: str | os.PathLike[str]) -> StoreSnapshot:
     Raises:
         StoreError: the file has no header or a corrupt line before the last one.
     """
-    p = os.fspath(path)
+    p = _path(path)
     with open(p, "rb") as fh:
         data = fh.read()
     header, records, _, torn = _parse(p, data)
@@ -245,16 +312,35 @@ class TrialStore:
         missing = [k for k in _COMPARED if k not in header]
         if missing:
             raise ValueError(f"a store header needs {list(_COMPARED)}, missing {missing}")
-        p = os.fspath(path)
+        p = _path(path)
         want = {"ek_store": STORE_VERSION, **to_json_safe(dict(header))}
-        existing = b""
-        if os.path.exists(p):
-            with open(p, "rb") as rfh:
-                existing = rfh.read()
+        fh = open(p, "ab", buffering=0)  # noqa: SIM115 (the store owns the handle)
+        try:
+            return cls._open_locked(
+                p, fh, want, fsync_every, fsync_interval, background_fsync=background_fsync
+            )
+        except BaseException:
+            fh.close()
+            raise
+
+    @classmethod
+    def _open_locked(
+        cls,
+        p: str,
+        fh: IO[bytes],
+        want: dict[str, Any],
+        fsync_every: int,
+        fsync_interval: float,
+        *,
+        background_fsync: bool,
+    ) -> TrialStore:
+        _lock(fh, p)
+        with open(p, "rb") as rfh:
+            existing = rfh.read()
         old, records, end, torn = _parse(p, existing)
         if old is None:
             # new, empty, or only a torn header: start afresh
-            fh = open(p, "wb", buffering=0)  # noqa: SIM115 (the store owns the handle)
+            os.ftruncate(fh.fileno(), 0)
             _write_all(fh, (_dumps(want) + "\n").encode("utf-8"))
             os.fsync(fh.fileno())
             return cls(
@@ -267,21 +353,19 @@ class TrialStore:
                 repaired=bool(existing),
                 background_fsync=background_fsync,
             )
-        diffs = [k for k in _COMPARED if to_json_safe(old.get(k)) != want.get(k)]
+        compared = (*_COMPARED, *(k for k in _COMPARED_IF_GIVEN if k in want))
+        diffs = [k for k in compared if to_json_safe(old.get(k)) != want.get(k)]
         if diffs:
             detail = "; ".join(
                 f"{k}: store has {old.get(k)!r:.300}, run has {want.get(k)!r:.300}" for k in diffs
             )
             raise StoreMismatchError(
                 f"{p} belongs to another experiment ({detail}). Resume only with the same "
-                "provenance, suite and k, or use a new store file."
+                "provenance, suite, k and checker, or use a new store file."
             )
-        if end < len(existing):
-            with open(p, "r+b") as bfh:  # repair: cut the torn tail, keep every complete line
-                bfh.truncate(end)
-                bfh.flush()
-                os.fsync(bfh.fileno())
-        fh = open(p, "ab", buffering=0)  # noqa: SIM115
+        if end < len(existing):  # repair: cut the torn tail, keep every complete line
+            os.ftruncate(fh.fileno(), end)
+            os.fsync(fh.fileno())
         if end and not existing[:end].endswith(b"\n"):
             _write_all(fh, b"\n")  # a complete last line without its newline: terminate it
         return cls(

@@ -754,10 +754,31 @@ def _trial_episode(
     """The trial's episode: the agent's result, or a failed trial with ``error`` set."""
     if error is None:
         try:
-            return _to_episode(raw, task, trial, run, dur)
-        except (TypeError, ValueError) as e:
-            error = f"invalid agent result: {e}"
+            ep = _to_episode(raw, task, trial, run, dur)
+            error = _unstorable(ep)
+            if error is None:
+                return ep
+        except (TypeError, ValueError, RecursionError) as e:
+            error = f"invalid agent result: {type(e).__name__}: {str(e)[:500]}"
     return Episode(task.task_id, trial=trial, run=run, error=error, duration=dur)
+
+
+def _unstorable(ep: Episode) -> str | None:
+    """Why ``ep`` could not be stored and read back faithfully, or ``None``.
+
+    Runs the reader's own validation (:meth:`Episode.from_dict` on ``to_dict()``: finite
+    numbers, plain JSON, bounded depth, no cycles) and the strict UTF-8 JSON encoding the store
+    writes (a lone surrogate, an int too long to print). Checked with and without a store, and
+    before the checker sees the episode, so an odd agent output is that trial's failure (the
+    same verdict whether or not the run is stored), never a poisoned store or a HarnessError.
+    """
+    try:
+        d = ep.to_dict()
+        Episode.from_dict(d)  # after this, ``d`` is plain JSON with finite numbers
+        json.dumps(d, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as e:  # UnicodeEncodeError is a ValueError
+        return f"invalid agent result (cannot be stored faithfully): {type(e).__name__}: {str(e)[:500]}"
+    return None
 
 
 def _raise_harness_error(err: BaseException, done: int, st: TrialStore | None) -> None:
