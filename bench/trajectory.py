@@ -13,6 +13,11 @@ memory of one alignment measured separately with ``tracemalloc`` (which slows Py
 is not used for the timings). Target: 1,000 x 1,000 with traceback under 1 s, memory linear in
 n*m (one byte of traceback per cell plus two rows of costs).
 
+Then the size limit (``MAX_STEPS`` = 2,000 steps per side for ``in_order`` / ``exact``): at
+3,000 and 10,000 steps an over-long expected trajectory is refused with a ValueError and an
+over-long actual one is scored 0 by ``TrajectoryMetric``, both before any alignment; the rows
+show the time to refuse.
+
 Run: ``.venv/bin/python bench/trajectory.py``.
 """
 
@@ -24,7 +29,7 @@ import tracemalloc
 from typing import Any
 
 from ek.agents.base import Step
-from ek.agents.trajectory import align_trajectory
+from ek.agents.trajectory import MAX_STEPS, TrajectoryMetric, align_trajectory
 
 TOOLS = [f"tool_{i}" for i in range(10)]
 
@@ -79,5 +84,29 @@ def main() -> None:
                 )
 
 
+def refuse(fn: Any) -> str:
+    try:
+        s = fn()
+    except ValueError as e:
+        return f"ValueError: {e}"
+    return f"scored {s.value} ({s.reason})"
+
+
+def limit_rows() -> None:
+    print(f"\nlimit MAX_STEPS = {MAX_STEPS} steps per side")
+    print("| scheme | expected x actual | CPU s | outcome |")
+    print("|---|---|---:|---|")
+    rnd = random.Random(18)
+    for scheme in ("in_order", "exact"):
+        metric = TrajectoryMetric(scheme)  # type: ignore[arg-type]
+        for n in (3000, 10_000):
+            long, short = trajectory(n, False, rnd), trajectory(MAX_STEPS, False, rnd)
+            for e, a in ((long, long), (short, long)):
+                t = cpu(lambda: refuse(lambda: metric(a, e)), 1)  # noqa: B023
+                out = refuse(lambda: metric(a, e))  # noqa: B023
+                print(f"| {scheme} | {len(e)} x {len(a)} | {t:.3f} | {out} |")
+
+
 if __name__ == "__main__":
     main()
+    limit_rows()

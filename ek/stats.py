@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "MAX_COUNT",
+    "MAX_RESAMPLES",
     "Interval",
     "bootstrap_interval",
     "check_confidence",
@@ -50,6 +52,13 @@ __all__ = [
 ]
 
 _NAN = float("nan")
+
+#: Largest trial / success count accepted (2**53: every count up to it is an exact float, so the
+#: estimators stay closed-form and never overflow).
+MAX_COUNT = 2**53
+#: Largest number of bootstrap replicates accepted (a million replicates already pin a 95 %
+#: percentile interval far below any reported precision; more would only hang).
+MAX_RESAMPLES = 1_000_000
 
 
 def _nan_to_none(x: float) -> float | None:
@@ -152,8 +161,15 @@ class Interval:
 # --------------------------------------------------------------------------------------------
 
 
-def check_int(name: str, value: Any, minimum: int = 0) -> int:
-    """``value`` as an int >= ``minimum`` (an integral float is accepted), else an error naming it.
+def _int_text(value: int) -> str:
+    """``value`` for an error message, shortened before it is written out (never a huge str)."""
+    if value.bit_length() <= 128:
+        return str(value)
+    return f"an int of {value.bit_length()} bits"
+
+
+def check_int(name: str, value: Any, minimum: int = 0, maximum: int | None = None) -> int:
+    """``value`` as an int in ``[minimum, maximum]`` (an integral float is accepted), else an error.
 
     Example:
         >>> check_int("n", 4.0), check_int("k", 2, 1)
@@ -162,6 +178,10 @@ def check_int(name: str, value: Any, minimum: int = 0) -> int:
         Traceback (most recent call last):
         ...
         ValueError: k must be >= 1, got 0
+        >>> check_int("n", 10**400, 0, MAX_COUNT)
+        Traceback (most recent call last):
+        ...
+        ValueError: n must be <= 9007199254740992, got an int of 1329 bits
     """
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer():
@@ -171,14 +191,16 @@ def check_int(name: str, value: Any, minimum: int = 0) -> int:
                 f"{name} must be an int >= {minimum}, got {type(value).__name__}: {value!r:.100}"
             )
     if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+        raise ValueError(f"{name} must be >= {minimum}, got {_int_text(value)}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {_int_text(value)}")
     return int(value)
 
 
 def check_counts(n: Any, c: Any, k: Any | None = None) -> tuple[int, int, int]:
     """Binomial counts ``(n trials, c successes, k)`` checked: ``0 <= c <= n``, ``k >= 1``.
 
-    ``k`` defaults to 1 when not given.
+    ``k`` defaults to 1 when not given. Every count is at most :data:`MAX_COUNT` (2**53).
 
     Example:
         >>> check_counts(10, 3, 2), check_counts(5, 5)
@@ -188,11 +210,11 @@ def check_counts(n: Any, c: Any, k: Any | None = None) -> tuple[int, int, int]:
         ...
         ValueError: c (successes) must be <= n (trials), got c=4, n=3
     """
-    n_ = check_int("n", n)
-    c_ = check_int("c", c)
+    n_ = check_int("n", n, 0, MAX_COUNT)
+    c_ = check_int("c", c, 0, MAX_COUNT)
     if c_ > n_:
         raise ValueError(f"c (successes) must be <= n (trials), got c={c_}, n={n_}")
-    k_ = 1 if k is None else check_int("k", k, 1)
+    k_ = 1 if k is None else check_int("k", k, 1, MAX_COUNT)
     return n_, c_, k_
 
 
@@ -331,7 +353,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
 
     Args:
         successes: Successful trials (0 <= successes <= n).
-        n: Trials.
+        n: Trials (at most :data:`MAX_COUNT`, 2**53; a larger count is a ValueError).
         confidence: Two-sided coverage in (0, 1).
 
     Example:
@@ -548,8 +570,11 @@ def bootstrap_interval(
         values: The sample (finite numbers), e.g. per-task pass^k values.
         statistic: Maps a sample to a number; defaults to the mean.
         confidence: Two-sided coverage in (0, 1).
-        n_resamples: Bootstrap replicates (>= 1).
+        n_resamples: Bootstrap replicates, 1 to :data:`MAX_RESAMPLES` (1,000,000).
         seed: Seed of the resampling generator.
+
+    Raises:
+        ValueError: ``n_resamples`` out of range, a non-finite value or a bad ``confidence``.
 
     Example:
         >>> iv = bootstrap_interval([0.0, 0.5, 1.0, 1.0], seed=1)
@@ -558,7 +583,7 @@ def bootstrap_interval(
     """
     xs = _floats("values", values)
     confidence = check_confidence(confidence)
-    n_resamples = check_int("n_resamples", n_resamples, 1)
+    n_resamples = check_int("n_resamples", n_resamples, 1, MAX_RESAMPLES)
     seed = check_int("seed", seed, -(2**63))
     method = f"percentile-bootstrap(n_resamples={n_resamples}, seed={seed})"
     if not xs:

@@ -304,6 +304,8 @@ def episode_dollars(
         >>> episode_dollars(ep, per_million(1, 2)), episode_dollars(ep, per_million(1, 2), role=None)
         (1.0, 3.0)
     """
+    if not isinstance(episode, Episode):
+        raise TypeError(f"episode_dollars expects an Episode, got {type(episode).__name__}")
     costs = episode.costs(role)
     if not costs:
         return None

@@ -249,7 +249,8 @@ class Cost:
         output_tokens: All billed output tokens, reasoning included.
         cache_read_tokens: Input tokens read from a prompt cache.
         cache_write_tokens: Input tokens written to a prompt cache.
-        reasoning_tokens: The part of ``output_tokens`` spent reasoning.
+        reasoning_tokens: The part of ``output_tokens`` spent reasoning. Every token count is
+            at most 2**53 (a larger one is a ValueError: pricing it would overflow).
         model: The model that consumed them (used to look up a price).
         role: ``"agent"`` (default; what Cost-of-Pass counts), ``"simulator"``, ``"judge"``, ...
         dollars: A dollar amount *reported by the source* (e.g. a provider's bill), or ``None``.
@@ -272,7 +273,10 @@ class Cost:
 
     def __post_init__(self) -> None:
         for k in TOKEN_KINDS:
-            object.__setattr__(self, k, count(f"Cost.{k}", getattr(self, k)))
+            n = count(f"Cost.{k}", getattr(self, k))
+            if n > 2**53:  # beyond exact floats: pricing would overflow or round
+                raise ValueError(f"Cost.{k} must be <= 2**53, got an int of {n.bit_length()} bits")
+            object.__setattr__(self, k, n)
         if self.reasoning_tokens > self.output_tokens:
             raise ValueError(
                 f"Cost.reasoning_tokens ({self.reasoning_tokens}) must be <= output_tokens "
@@ -281,7 +285,13 @@ class Cost:
         opt_str("Cost.model", self.model)
         nonempty_str("Cost.role", self.role)
         if self.dollars is not None:
-            object.__setattr__(self, "dollars", finite("Cost.dollars", self.dollars, minimum=0.0))
+            try:
+                usd = finite("Cost.dollars", self.dollars, minimum=0.0)
+            except OverflowError:  # an int too large for a float
+                bits = int(self.dollars).bit_length()
+                msg = f"Cost.dollars must be finite, got an int of {bits} bits"
+                raise ValueError(msg) from None
+            object.__setattr__(self, "dollars", usd)
 
     @property
     def total_tokens(self) -> int:
@@ -620,10 +630,21 @@ def _json_default(obj: Any) -> Any:
     return repr(obj)
 
 
+def _check_path(fn: str, path: Any) -> None:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{fn} needs a path (str or os.PathLike), got {type(path).__name__}")
+
+
 def write_episodes(
     path: str | os.PathLike[str], episodes: Iterable[Episode], *, append: bool = False
 ) -> int:
     """Write episodes as JSON lines; returns how many were written.
+
+    Each line is checked against :func:`read_episodes`' own validation before it is written:
+    an episode the reader would refuse (NaN or infinity, nesting past 200 levels, a cycle, an
+    int too long to print, a lone surrogate) raises ``ValueError`` and is not written (the
+    lines before it are complete and readable). Objects that are not JSON (e.g. a live tool's
+    observation) are written as their ``repr``.
 
     Example:
         >>> import tempfile, os
@@ -633,18 +654,46 @@ def write_episodes(
         >>> [e.task_id for e in read_episodes(p)]
         ['a', 'b']
     """
+    _check_path("write_episodes", path)
     n = 0
-    with open(path, "a" if append else "w", encoding="utf-8") as fh:
+    with open(path, "ab" if append else "wb") as fh:
         for ep in episodes:
-            if not isinstance(ep, Episode):
-                raise TypeError(f"write_episodes expects Episode objects, got {type(ep).__name__}")
-            fh.write(ep.to_json() + "\n")
+            fh.write(_episode_line(ep))
             n += 1
     return n
 
 
+def _episode_line(ep: Any) -> bytes:
+    """One JSON line that :func:`read_episodes` reads back, or ``ValueError`` (nothing written).
+
+    The line is read back through the reader's own validation before it is written, so a value
+    the reader would refuse (NaN or infinity, nesting past its limit, a cycle, an int too long
+    to print, a lone surrogate) is refused here instead of leaving an unreadable file.
+    """
+    if not isinstance(ep, Episode):
+        raise TypeError(f"write_episodes expects Episode objects, got {type(ep).__name__}")
+    try:
+        line = ep.to_json()
+        Episode.from_json(line)
+        return (line + "\n").encode("utf-8")
+    except (ValueError, TypeError, RecursionError) as e:
+        raise ValueError(
+            f"write_episodes: episode {ep.task_id!r:.100} trial {ep.trial} cannot be written so "
+            f"that read_episodes reads it back ({type(e).__name__}: {str(e)[:300]})"
+        ) from None
+
+
 def read_episodes(path: str | os.PathLike[str]) -> Iterator[Episode]:
-    """Stream episodes from a JSON-lines file; a bad line raises ``ValueError`` with its number."""
+    """Stream episodes from a JSON-lines file; a bad line raises ``ValueError`` with its number.
+
+    ``path`` must be a str or ``os.PathLike`` (an int or bool, which ``open`` would take as a file
+    descriptor, raises ``TypeError``).
+    """
+    _check_path("read_episodes", path)
+    return _read_episodes(path)
+
+
+def _read_episodes(path: str | os.PathLike[str]) -> Iterator[Episode]:
     with open(path, encoding="utf-8") as fh:
         for i, line in enumerate(fh, 1):
             if not line.strip():

@@ -187,7 +187,7 @@ def _check_scale(scale: Any) -> tuple[float, float]:
     try:
         lo, hi = (float(scale[0]), float(scale[1]))
         ok = len(scale) == 2 and math.isfinite(lo) and math.isfinite(hi) and lo < hi
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, KeyError):  # KeyError: a mapping, e.g. {}
         ok = False
     if not ok:
         raise ValueError(f"scale must be (low, high) with finite low < high, got {scale!r:.100}")

@@ -249,6 +249,7 @@ class TaskSuccessMetric:
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """The success **rate** over the corpus: ``sum(successes) / sum(n)`` (NaN when empty)."""
+        _check_scores(scores, "TaskSuccessMetric")
         n = sum(float(s.detail.get("n", 1)) for s in scores)
         if n == 0:
             return math.nan  # no episode: the rate is undefined
@@ -256,6 +257,17 @@ class TaskSuccessMetric:
 
     def __repr__(self) -> str:
         return f"TaskSuccessMetric(check={_label(self.check)!r})"
+
+
+def _check_scores(scores: Any, owner: str) -> None:
+    """A TypeError unless ``scores`` is a sequence of :class:`~ek.base.Score`."""
+    if isinstance(scores, (str, bytes)) or not isinstance(scores, Sequence):
+        raise TypeError(
+            f"{owner}.aggregate expects a sequence of Scores, got {type(scores).__name__}"
+        )
+    for i, s in enumerate(scores):
+        if not isinstance(s, Score):
+            raise TypeError(f"{owner}.aggregate expects Scores, item {i} is {type(s).__name__}")
 
 
 def _label(check: Any) -> str:
@@ -375,6 +387,7 @@ class CostPerSuccessMetric:
         part makes the total unknown) or the corpus is empty
         (:func:`ek.agents.cost.corpus_cost_of_pass`).
         """
+        _check_scores(scores, "CostPerSuccessMetric")
         return corpus_cost_of_pass(_dollars_successes(s.detail) for s in scores)
 
     def __repr__(self) -> str:

@@ -37,6 +37,8 @@ from typing import Any
 
 from ek.base import ReadOnlyDict
 from ek.stats import (
+    MAX_COUNT,
+    MAX_RESAMPLES,
     Interval,
     bootstrap_interval,
     check_confidence,
@@ -52,6 +54,7 @@ from ek.stats import (
 )
 
 __all__ = [
+    "MAX_K",
     "DeterministicAgentWarning",
     "Interval",
     "ReliabilityReport",
@@ -68,6 +71,13 @@ __all__ = [
 ]
 
 _NAN = float("nan")
+#: pass^k is computed with exact integer binomials (one rounding) up to this many trials.
+_EXACT_N = 10_000
+#: Beyond this many factors the estimators switch to the next bounded form.
+_MAX_TERMS = 100_000
+#: Largest k :func:`reliability` reports: every k in ``1..k`` gets a bootstrap interval, so the
+#: work is k x replicates x distinct (n, c) pairs (100 x 2,000 x 100 takes about 5 s).
+MAX_K = 100
 
 
 class ReliabilityWarning(UserWarning):
@@ -113,9 +123,13 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         return _NAN
     if n - c < k:  # every k-subset contains at least one success
         return 1.0
+    if c > _MAX_TERMS:  # huge n: the bounded form (a loop over k terms, or log-gamma)
+        return 1.0 - _comb_ratio(n, n - c, k)
     prod = 1.0
     for i in range(n - c + 1, n + 1):
         prod *= 1.0 - k / i
+        if prod == 0.0:  # underflow: every further factor keeps it 0
+            break
     return 1.0 - prod
 
 
@@ -145,7 +159,53 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
         return _NAN
     if c < k:  # no k-subset of the successes exists
         return 0.0
-    return math.comb(c, k) / math.comb(n, k)
+    if n <= _EXACT_N:
+        return math.comb(c, k) / math.comb(n, k)
+    return _comb_ratio(n, c, k)
+
+
+def _stirling_tail(x: float) -> float:
+    """``lgamma(x + 1) - ((x + 0.5) * log(x) - x + log(2 pi) / 2)``: error < 1e-10 for x >= 10."""
+    return 1.0 / (12.0 * x) - 1.0 / (360.0 * x**3) + 1.0 / (1260.0 * x**5)
+
+
+def _log_falling(a: int, d: int) -> float:
+    """``log(a! / (a - d)!)`` without the cancellation of two huge ``lgamma`` values.
+
+    With ``b = a - d``, Stirling's series gives
+    ``-(b + 1/2) log1p(-d/a) + d (log a - 1) + tail(a) - tail(b)``: every term is of the size of
+    the result, so the error is a few ulps of ``d log a`` instead of ulps of ``a log a``.
+    """
+    b = a - d
+    if b < 10:
+        return math.lgamma(a + 1) - math.lgamma(b + 1)
+    return (
+        -(b + 0.5) * math.log1p(-d / a)
+        + d * (math.log(a) - 1.0)
+        + _stirling_tail(a)
+        - _stirling_tail(b)
+    )
+
+
+def _comb_ratio(n: int, s: int, k: int) -> float:
+    """``C(s, k) / C(n, k)`` for ``k <= s <= n``, in bounded time for any n up to 2**53.
+
+    The product over the shorter of the two factorisations (``k`` factors ``(s-j)/(n-j)`` or
+    ``n-s`` factors ``(n-k-j)/(n-j)``), stopped at underflow; when both have more than
+    ``_MAX_TERMS`` factors, the closed form from Stirling's series (:func:`_log_falling`).
+    """
+    if min(k, n - s) > _MAX_TERMS:
+        return min(1.0, math.exp(_log_falling(s, k) - _log_falling(n, k)))
+    if k <= n - s:
+        factors = ((s - j) / (n - j) for j in range(k))
+    else:
+        factors = ((n - k - j) / (n - j) for j in range(n - s))
+    prod = 1.0
+    for f in factors:
+        prod *= f
+        if prod == 0.0:  # underflow: every further factor keeps it 0
+            break
+    return prod
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,8 +311,8 @@ def _check_counts(counts: Any) -> dict[str, tuple[int, int]]:
             raise TypeError(
                 f"counts[{task!r}] must be a pair (n trials, c successes), got {pair!r}"
             )
-        n = check_int(f"counts[{task!r}] n", pair[0])
-        c = check_int(f"counts[{task!r}] c", pair[1])
+        n = check_int(f"counts[{task!r}] n", pair[0], 0, MAX_COUNT)
+        c = check_int(f"counts[{task!r}] c", pair[1], 0, MAX_COUNT)
         if c > n:
             raise ValueError(f"counts[{task!r}]: successes c={c} must be <= trials n={n}")
         out[task] = (n, c)
@@ -315,6 +375,32 @@ def _build(
     )
 
 
+def _resolve_k(
+    data: dict[str, tuple[int, int]],
+    k: Any,
+    min_n: int,
+    raised: list[tuple[str, type[Warning]]],
+) -> int:
+    """The k to report: given (1 to MAX_K) or the smallest n, lowered to the smallest n."""
+    if k is None:
+        if min_n > MAX_K:
+            raise ValueError(
+                f"k defaults to the smallest per-task trial count {min_n}, over the limit "
+                f"MAX_K={MAX_K}: pass k (1 to {MAX_K}) explicitly"
+            )
+        return min_n
+    k = check_int("k", k, 1, MAX_K)
+    if k > min_n:
+        short = sorted(t for t, (n, _) in data.items() if n < k)
+        msg = (
+            f"k={k} lowered to {min_n}, the smallest per-task trial count ({len(short)} "
+            f"task(s) have fewer than {k} trials: {short[:10]}) (tau2-bench policy)"
+        )
+        raised.append((msg, ReliabilityWarning))
+        k = min_n
+    return int(k)
+
+
 def reliability(
     counts: Mapping[str, tuple[int, int]],
     k: int | None = None,
@@ -340,14 +426,16 @@ def reliability(
 
     Args:
         counts: ``task_id -> (n, c)``.
-        k: Largest k to report; defaults to the smallest per-task n.
+        k: Largest k to report, at most :data:`MAX_K` (100); defaults to the smallest
+            per-task n (a ValueError asks for an explicit k when that is over the limit).
         slices: ``slice name -> task ids``; each slice gets its own report (same k and seed).
         confidence: Interval coverage in (0, 1).
-        n_resamples: Bootstrap replicates (>= 1).
+        n_resamples: Bootstrap replicates, 1 to :data:`~ek.stats.MAX_RESAMPLES` (1,000,000).
         seed: Bootstrap seed (recorded in the report).
 
     Raises:
-        ValueError: no task has a trial, bad counts, ``k < 1``, or a slice names an unknown task.
+        ValueError: no task has a trial, bad counts (each at most 2**53), ``k`` or
+            ``n_resamples`` out of range, or a slice names an unknown task.
 
     Example:
         >>> r = reliability({"a": (4, 4), "b": (4, 3), "c": (4, 0), "d": (4, 2)})
@@ -358,7 +446,7 @@ def reliability(
     """
     data = _check_counts(counts)
     confidence = check_confidence(confidence)
-    n_resamples = check_int("n_resamples", n_resamples, 1)
+    n_resamples = check_int("n_resamples", n_resamples, 1, MAX_RESAMPLES)
     seed = check_int("seed", seed, -(2**63))
     raised: list[tuple[str, type[Warning]]] = []
     empty = sorted(t for t, (n, _) in data.items() if n == 0)
@@ -373,18 +461,7 @@ def reliability(
             f"{len(counts)} task(s) and 0 trials"
         )
     min_n = min(n for n, _ in data.values())
-    if k is None:
-        k = min_n
-    else:
-        k = check_int("k", k, 1)
-        if k > min_n:
-            short = sorted(t for t, (n, _) in data.items() if n < k)
-            msg = (
-                f"k={k} lowered to {min_n}, the smallest per-task trial count ({len(short)} "
-                f"task(s) have fewer than {k} trials: {short[:10]}) (tau2-bench policy)"
-            )
-            raised.append((msg, ReliabilityWarning))
-            k = min_n
+    k = _resolve_k(data, k, min_n, raised)
     if len({n for n, _ in data.values()}) > 1:
         msg = (
             f"unequal trial counts (min {min_n}, max {max(n for n, _ in data.values())}): "

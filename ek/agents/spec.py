@@ -226,8 +226,21 @@ class ToolSpec:
     @classmethod
     def from_openai(cls, tool: Mapping[str, Any], **kw: Any) -> ToolSpec:
         """From an OpenAI tool definition (``{"type": "function", "function": {...}}``) or its
-        inner function object; also accepts Anthropic's ``input_schema`` form."""
+        inner function object; also accepts Anthropic's ``input_schema`` form.
+
+        Raises:
+            TypeError: ``tool`` (or its ``function``) is not a mapping.
+            ValueError: no ``name``.
+        """
+        if not isinstance(tool, Mapping):
+            raise TypeError(f"a tool definition must be a mapping, got {type(tool).__name__}")
         fn = tool.get("function", tool)
+        if not isinstance(fn, Mapping):
+            raise TypeError(f"a tool's 'function' must be a mapping, got {type(fn).__name__}")
+        if "name" not in fn:
+            raise ValueError(
+                f"a tool definition needs a 'name', got keys {sorted(map(str, fn))[:10]}"
+            )
         params = fn.get("parameters", fn.get("input_schema", {"type": "object", "properties": {}}))
         return cls(fn["name"], parameters=params, description=str(fn.get("description", "")), **kw)
 

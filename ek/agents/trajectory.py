@@ -82,6 +82,7 @@ from itertools import islice
 from typing import Any, Literal, NamedTuple
 
 from ek.agents.spec import TaskSpec, ToolSpec
+from ek.agents.toolcalls import MAX_CALLS, over_limit_reason
 from ek.agents.toolcalls.assign import match
 from ek.agents.toolcalls.compare import compare
 from ek.agents.toolcalls.gold import show
@@ -100,6 +101,7 @@ from ek.grammar import GraphGrammar
 from ek.registry import register
 
 __all__ = [
+    "MAX_STEPS",
     "SCHEMES",
     "AlignmentOp",
     "TrajectoryMetric",
@@ -112,6 +114,18 @@ Scheme = Literal["exact", "in_order", "any_order", "superset"]
 """How the actual trajectory is compared with the expected one (see the module table)."""
 
 SCHEMES: tuple[str, ...] = ("exact", "in_order", "any_order", "superset")
+
+#: Most steps per side (expected / actual) for ``exact`` and ``in_order``: the O(n*m) alignment
+#: of 2,000 x 2,000 steps takes 1-1.5 s (3,000 took 6 s; see bench/README.md). ``any_order``
+#: and ``superset`` use the tool-call assignment and its limit,
+#: :data:`~ek.agents.toolcalls.MAX_CALLS` (500). A longer expected trajectory is a ValueError;
+#: a longer actual one is scored 0 (not passed) by the metric, before any alignment.
+MAX_STEPS = 2_000
+
+
+def _size_reason(n_gold: int, n_pred: int, scheme: str) -> str:
+    limit = MAX_STEPS if scheme in ("exact", "in_order") else MAX_CALLS
+    return over_limit_reason(n_gold, n_pred, limit, "steps")
 
 
 class AlignmentOp(NamedTuple):
@@ -454,6 +468,15 @@ def _run(
     actual: Any, expected: Any, ctx: Context, golds: list[ExpectedCall], scheme: str
 ) -> TrajectoryResult:
     preds = prepare_predicted(actual, ctx)
+    reason = _size_reason(len(golds), len(preds), scheme)
+    if reason:
+        raise ValueError(reason)
+    return _align(preds, golds, ctx, scheme)
+
+
+def _align(
+    preds: list[PredictedCall], golds: list[ExpectedCall], ctx: Context, scheme: str
+) -> TrajectoryResult:
     if scheme in ("exact", "in_order"):
         return _ordered(preds, golds, ctx, scheme)
     return _unordered(preds, golds, ctx, scheme)
@@ -480,6 +503,10 @@ def align_trajectory(
 
     Returns:
         A frozen :class:`TrajectoryResult`.
+
+    Raises:
+        ValueError: a bad scheme, or a side longer than the limit (:data:`MAX_STEPS` = 2,000
+            steps for ``exact`` / ``in_order``, 500 for ``any_order`` / ``superset``).
 
     Example:
         >>> from ek.agents.base import Step
@@ -620,17 +647,41 @@ class TrajectoryMetric:
         """
         return TrajectoryMetric(self.scheme, grammar, self.canonicalizer)  # type: ignore[arg-type]
 
-    def align(self, pred: Any, gold: Any) -> TrajectoryResult:
-        """The :class:`TrajectoryResult` behind :meth:`__call__`."""
+    def _inputs(
+        self, pred: Any, gold: Any
+    ) -> tuple[Context, list[ExpectedCall], list[PredictedCall], str]:
+        """The context, prepared gold and predicted calls, and the over-limit reason (or "")."""
         calls, g_grammar = split_gold(gold)
         ctx = self._ctx
         if self.grammar is None and g_grammar is not None:
             ctx = Context(g_grammar, self._canon, self._memo)
-        return _run(pred, gold, ctx, prepare_gold(calls, ctx), self.scheme)
+        golds = prepare_gold(calls, ctx)
+        preds = prepare_predicted(pred, ctx)
+        return ctx, golds, preds, _size_reason(len(golds), len(preds), self.scheme)
+
+    def align(self, pred: Any, gold: Any) -> TrajectoryResult:
+        """The :class:`TrajectoryResult` behind :meth:`__call__`.
+
+        Raises:
+            ValueError: a side longer than the limit (see :data:`MAX_STEPS`).
+        """
+        ctx, golds, preds, reason = self._inputs(pred, gold)
+        if reason:
+            raise ValueError(reason)
+        return _align(preds, golds, ctx, self.scheme)
 
     def __call__(self, pred: Any, gold: Any) -> Score:
-        """Score an actual trajectory (Episode, Trajectory or list of calls) against the gold."""
-        return trajectory_score(self.align(pred, gold))
+        """Score an actual trajectory (Episode, Trajectory or list of calls) against the gold.
+
+        An actual trajectory over the limit (:data:`MAX_STEPS`) scores 0 (not passed, cost =
+        worst case) with a reason, without being aligned; an expected one is a ValueError.
+        """
+        ctx, golds, preds, reason = self._inputs(pred, gold)
+        if not reason:
+            return trajectory_score(_align(preds, golds, ctx, self.scheme))
+        worst = math.fsum(g.mass for g in golds) + math.fsum(p.mass for p in preds)
+        detail = {"cost": worst, "worst_case": worst, "passed": False, "scheme": self.scheme}
+        return Score(0.0, {**detail, "higher_is_better": True, "reason": reason, "alignment": []})
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """1 - sum(cost) / sum(worst_case) over the corpus; NaN for no scores."""

@@ -88,6 +88,7 @@ from ek.registry import register
 __all__ = [
     "ACCEPTED_CALL_SHAPES",
     "MALFORMED_TOOL",
+    "MAX_CALLS",
     "AnyOf",
     "ArgVerdict",
     "BfclCase",
@@ -101,8 +102,39 @@ __all__ = [
     "match_calls",
     "normalize_call",
     "normalize_calls",
+    "over_limit_reason",
     "tool_call_score",
 ]
+
+#: Most calls per side (gold / prediction) of one episode. The min-cost assignment is cubic in
+#: the size of a tool group: 500 calls of one tool with partly wrong arguments take about 1.7 s
+#: (1,000 take 9 s, 2,000 take 31 s; see bench/README.md). A longer gold is a ValueError, a
+#: longer prediction is scored 0 (not valid) with a reason, before any matching.
+MAX_CALLS = 500
+
+
+def over_limit_reason(n_gold: int, n_pred: int, limit: int, unit: str = "calls") -> str:
+    """The size check run before any alignment: raise on a long gold, explain a long prediction.
+
+    Returns ``""`` when both sides are within ``limit``, else the reason the prediction is
+    scored as invalid (model output is scored, never raised on).
+
+    Raises:
+        ValueError: the gold has more than ``limit`` items (a bad task, the user's input).
+
+    Example:
+        >>> over_limit_reason(3, 4, 500), over_limit_reason(3, 501, 500)
+        ('', 'prediction has 501 calls, over the limit 500')
+        >>> over_limit_reason(501, 0, 500)
+        Traceback (most recent call last):
+        ...
+        ValueError: gold has 501 calls, over the limit 500
+    """
+    if n_gold > limit:
+        raise ValueError(f"gold has {n_gold} {unit}, over the limit {limit}")
+    if n_pred > limit:
+        return f"prediction has {n_pred} {unit}, over the limit {limit}"
+    return ""
 
 
 def match_calls(
@@ -134,7 +166,8 @@ def match_calls(
         A frozen :class:`MatchResult`.
 
     Raises:
-        ValueError: a gold call without a tool name, or a cyclic value.
+        ValueError: a gold call without a tool name, a cyclic value, or more than
+            :data:`MAX_CALLS` (500) calls on either side.
         TypeError: non-mapping gold arguments or values that are not JSON-like.
 
     Example:
@@ -149,7 +182,11 @@ def match_calls(
         resolve_canonicalizer(canonicalizer),
     )
     preds = prepare_predicted(predicted, ctx)
-    return match(preds, prepare_gold(calls, ctx), ctx)
+    golds = prepare_gold(calls, ctx)
+    reason = over_limit_reason(len(golds), len(preds), MAX_CALLS)
+    if reason:
+        raise ValueError(reason)
+    return match(preds, golds, ctx)
 
 
 def tool_call_score(result: MatchResult) -> Score:
@@ -278,9 +315,17 @@ class ToolCallMetric:
         return ToolCallMetric(grammar, self.canonicalizer)
 
     def match(self, pred: Any, gold: Any) -> MatchResult:
-        """The :class:`MatchResult` behind :meth:`__call__` (the gold is read first)."""
+        """The :class:`MatchResult` behind :meth:`__call__` (the gold is read first).
+
+        Raises:
+            ValueError: more than :data:`MAX_CALLS` calls on either side.
+        """
         ctx, golds = self._gold(gold)
-        return match(prepare_predicted(pred, ctx), golds, ctx)
+        preds = prepare_predicted(pred, ctx)
+        reason = over_limit_reason(len(golds), len(preds), MAX_CALLS)
+        if reason:
+            raise ValueError(reason)
+        return match(preds, golds, ctx)
 
     def _gold(self, gold: Any) -> tuple[Context, list[ExpectedCall]]:
         """The scoring context and the prepared gold calls of ``gold``."""
@@ -301,9 +346,18 @@ class ToolCallMetric:
 
     def __call__(self, pred: Any, gold: Any) -> Score:
         """Score one prediction (Episode, Trajectory or list of calls) against its gold:
-        ``tool_call_score(self.match(pred, gold))``."""
+        ``tool_call_score(self.match(pred, gold))``; a prediction of more than :data:`MAX_CALLS`
+        calls scores 0 (not valid, everything missing and extra) without being matched, and a
+        gold of more than :data:`MAX_CALLS` calls is a ValueError."""
         ctx, golds = self._gold(gold)
-        return tool_call_score(match(prepare_predicted(pred, ctx), golds, ctx))
+        preds = prepare_predicted(pred, ctx)
+        reason = over_limit_reason(len(golds), len(preds), MAX_CALLS)
+        if reason:
+            fp = math.fsum(p.mass for p in preds)
+            fn = math.fsum(g.mass for g in golds)
+            detail = {"tp": 0.0, "fp": fp, "fn": fn, "passed": False, "valid": False}
+            return Score(0.0, {**detail, "higher_is_better": True, "reason": reason})
+        return tool_call_score(match(preds, golds, ctx))
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """Corpus micro-F1 from the summed weighted TP/FP/FN; NaN for no scores."""
