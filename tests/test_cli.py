@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -278,3 +280,102 @@ def test_subcommand_table_is_open() -> None:
 def test_no_command_prints_help(capsys: Any) -> None:
     assert cli.main([]) == 0
     assert "report" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------- issue 18: the gate and the CLI
+
+
+def test_gate_different_task_sets_exit_2_unless_intersect(
+    runs: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    small = tmp_path / "small.jsonl"
+    run_suite(_agent(0.85), TASKS[:1], k=3, run=RUN, store=small)
+    assert cli.main(["gate", str(small), str(runs["dir"] / "same.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "baseline has 1 task, current 40; 1 shared" in err
+    assert "--tasks intersect" in err
+    code = cli.main(["gate", str(small), str(runs["dir"] / "same.jsonl"), "--tasks", "intersect"])
+    out = capsys.readouterr().out
+    assert code in (0, 1) and "1 task(s) compared" in out and "39 left out" in out
+    cli.main(["gate", str(runs["dir"] / "base.json"), str(runs["dir"] / "same.jsonl"), "--json"])
+    assert json.loads(capsys.readouterr().out)["n_tasks"] == 40
+
+
+def test_baseline_with_non_integer_counts_exits_2(
+    runs: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    d = json.loads((runs["dir"] / "base.json").read_text())
+    d["counts"]["t0"] = [2.9, 1.9]  # used to be truncated to (2, 1)
+    d.pop("n_trials")
+    d.pop("n_successes")
+    (tmp_path / "b.json").write_text(json.dumps(d))
+    assert cli.main(["gate", str(tmp_path / "b.json"), str(runs["dir"] / "same.jsonl")]) == 2
+    assert "must be an int >= 0, got 2.9" in capsys.readouterr().err
+
+
+def _one_error_line(capsys: Any) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ek-agents: error: "), err
+    assert "Traceback" not in err
+    return err
+
+
+def test_deeply_nested_json_exits_2_with_one_line(tmp_path: Path, capsys: Any) -> None:
+    p = tmp_path / "deep.json"
+    p.write_text("[" * 100_000 + "]" * 100_000)  # json raises RecursionError
+    assert cli.main(["report", str(p)]) == 2
+    assert "RecursionError" in _one_error_line(capsys)
+    assert cli.main(["gate", str(p), str(p)]) == 2
+    assert "RecursionError" in _one_error_line(capsys)
+
+
+def test_demo_pointed_at_a_file_exits_2_with_one_line(tmp_path: Path, capsys: Any) -> None:
+    f = tmp_path / "a-file"
+    f.write_text("x")
+    assert cli.main(["demo", str(f), "--no-inspect", "--no-plots", "--quiet"]) == 2
+    assert "FileExistsError" in _one_error_line(capsys)
+
+
+@pytest.mark.parametrize(
+    "exc", [OverflowError("int too large"), RecursionError("too deep"), MemoryError()]
+)
+def test_any_error_of_a_subcommand_exits_2_not_1(
+    exc: BaseException, monkeypatch: Any, capsys: Any
+) -> None:
+    # the dispatcher's contract: exit 1 means "regression" to CI, so every other failure is 2
+    def boom(args: argparse.Namespace) -> int:
+        raise exc
+
+    monkeypatch.setitem(cli.SUBCOMMANDS, "boom", cli.Subcommand("boom", "", lambda p: None, boom))
+    assert cli.main(["boom"]) == 2
+    assert type(exc).__name__ in _one_error_line(capsys)
+
+
+def test_fifo_is_refused_not_read(tmp_path: Path, capsys: Any) -> None:
+    fifo = tmp_path / "run.jsonl"
+    os.mkfifo(fifo)
+    codes: list[int] = []
+    t = threading.Thread(target=lambda: codes.append(cli.main(["report", str(fifo)])))
+    t.daemon = True  # a regression blocks in open(): do not hang the suite
+    t.start()
+    t.join(timeout=30)
+    if t.is_alive():  # unblock the reader so the thread can end, then fail
+        with open(fifo, "w"):
+            pass
+        pytest.fail("ek-agents report blocked on a FIFO")
+    assert codes == [2]
+    assert "a FIFO (named pipe)" in _one_error_line(capsys)
+    assert cli.main(["gate", str(tmp_path), str(tmp_path)]) == 2  # a directory: refused too
+    assert "expected a regular file" in _one_error_line(capsys)
+
+
+def test_report_plot_dir_prints_the_file_written(
+    runs: dict[str, Path], tmp_path: Path, capsys: Any
+) -> None:
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "plots"  # no extension: matplotlib writes plots.png
+    assert cli.main(["report", str(runs["dir"] / "base.jsonl"), "--plot", str(target)]) == 0
+    err = capsys.readouterr().err
+    written = tmp_path / "plots.png"
+    assert written.is_file()
+    assert f"plot written to {written}\n" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from pathlib import Path
@@ -587,3 +588,71 @@ def test_one_spelling_in_every_writer(value: Any) -> None:
     assert detail_json(Score(0.0, {"v": value})) == dumps({"v": value})
     assert _same(loads(dumps({"v": value})), {"v": value})
     assert _same(from_json_safe(to_json_safe(to_json_safe({"v": value}))), {"v": value})
+
+
+# ----------------------------------------------------------------------------- issue 18: task sets
+
+
+def test_different_task_sets_are_refused_unless_intersect() -> None:
+    # a 1-task baseline against a 30-task run: a different experiment, refused by default
+    base = flat(1, 1)
+    cur = flat(30, 30)
+    with pytest.raises(GateRefusedError) as e:
+        agent_regression_gate(cur, base)
+    msg = str(e.value)
+    assert "baseline has 1 task, current 30; 1 shared" in msg and "--tasks intersect" in msg
+    # intersect: too few shared tasks to say anything, but it compares and says how many
+    g = agent_regression_gate(cur, base, tasks="intersect")
+    assert g.n_tasks == 1 and g.to_dict()["n_tasks"] == 1
+    assert any("compared the 1 task both runs ran; 29 left out" in w for w in g.warnings)
+    # the success check used the shared task only: 1/1 vs 1/1
+    assert g.checks[0].detail["current"] == [1, 1] and g.checks[0].detail["baseline"] == [1, 1]
+
+
+def test_same_task_sets_report_the_count_and_bad_policy_is_refused() -> None:
+    g = agent_regression_gate(flat(20, 15), flat(20, 16))
+    assert g.n_tasks == 20
+    with pytest.raises(ValueError, match="tasks must be one of"):
+        agent_regression_gate(flat(20, 15), flat(20, 16), tasks="union")
+
+
+def test_intersect_with_no_shared_task_is_refused() -> None:
+    a = summary({"a": (1, 1), "b": (1, 0)})
+    b = summary({"c": (1, 1), "d": (1, 0)})
+    with pytest.raises(GateRefusedError, match="share no task"):
+        agent_regression_gate(a, b, tasks="intersect")
+
+
+def test_intersect_restricts_metric_scores_to_shared_tasks() -> None:
+    # metric values: shared tasks t0..t9 score 1.0 in both runs; the baseline's extra tasks
+    # score 0.0, which would read as an "improvement" if they were not left out
+    def run(n: int, extra: float) -> RunSummary:
+        scores = {f"t{i}": (Score(1.0 if i < 10 else extra),) for i in range(n)}
+        m = MetricSummary("m", True, 1.0, scores)
+        return summary({f"t{i}": (1, 1) for i in range(n)}, metrics={"m": m})
+
+    g = agent_regression_gate(run(10, 0.0), run(20, 0.0), tasks="intersect")
+    m = next(c for c in g.checks if c.name == "m")
+    assert g.n_tasks == 10 and m.baseline == 1.0 and m.current == 1.0
+
+
+def test_stratified_still_pairs_shared_tasks_without_intersect() -> None:
+    # documented: stratified implies comparing the shared tasks (with a warning), no refusal
+    cur = summary({f"t{i}": (2, 1) for i in range(12)})
+    base = summary({f"t{i}": (2, 1) for i in range(2, 10)})
+    g = agent_regression_gate(cur, base, stratified=True)
+    assert g.n_tasks == 8 and any("left out" in w for w in g.warnings)
+
+
+@pytest.mark.parametrize("bad", [[2.9, 1.9], ["4", 1], [3, 1.0]])
+def test_baseline_non_integer_counts_are_refused(tmp_path: Path, bad: list[Any]) -> None:
+    d = summary({"t": (3, 1)}).to_dict()
+    d["counts"] = {"t": bad}
+    d.pop("n_trials")
+    d.pop("n_successes")
+    with pytest.raises(ValueError, match=r"must be an int >= 0, got"):
+        RunSummary.from_dict(d)
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps(d))
+    with pytest.raises(RunLoadError, match="must be an int"):
+        agent_regression_gate(str(p), str(p))

@@ -617,7 +617,13 @@ def test_example_runs_the_demo_agents(pt: pytest.Pytester) -> None:
 
     example = Path(__file__).parent.parent / "examples" / "test_agent_with_pytest.py"
     pt.makepyfile(test_agent_with_pytest=example.read_text(encoding="utf-8"))
-    res = pt.runpytest(*PLUGIN, "-k", "easy-01 or easy-02", "--ek-store", "demo.jsonl")
+    res = pt.runpytest(
+        *PLUGIN,
+        "-k",
+        "(baseline or candidate) and (easy-01 or easy-02)",
+        "--ek-store",
+        "demo.jsonl",
+    )
     rows = [re.split(r"\s{2,}", x.strip()) for x in _table(res)[2:-1]]
     assert len(rows) == 8  # two agents on refund-easy-01/02 and lookup-easy-01/02
     # each row is what the agents do when run directly with the plugin's trial seeds

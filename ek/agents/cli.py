@@ -13,10 +13,16 @@ Subcommands live in a table (:data:`SUBCOMMANDS`); add one with :func:`add_subco
 * ``ek-agents report RUN --plot FILE [--compare RUN ...]``: also draw pass^k against k and
   success against cost with the Pareto frontier (:mod:`ek.agents.plots`).
 * ``ek-agents gate BASELINE CURRENT [--tolerance T] [--confidence C] [--stratified]
-  [--success-scorer NAME] [--allow-undefined CHECK ...] [--allow-unscored] [--json]``: the
-  variance-aware regression gate. Exit codes: **0** pass, **1** regression or a check whose
-  change is undefined (unless ``--allow-undefined CHECK``), **2** refused (incomparable or
-  empty runs, unscored samples without ``--allow-unscored``) or unreadable input.
+  [--tasks same|intersect] [--success-scorer NAME] [--allow-undefined CHECK ...]
+  [--allow-unscored] [--json]``: the variance-aware regression gate. Runs over different task
+  sets are refused unless ``--tasks intersect`` (compare the shared tasks; ``--stratified``
+  always does); the output says how many tasks were compared.
+
+Exit codes, a contract for CI (every subcommand): **0** pass, **1** regression or a check whose
+change is undefined (unless ``--allow-undefined CHECK``), **2** everything else: refused
+(incomparable or empty runs, different task sets, unscored samples without
+``--allow-unscored``), unreadable input (a FIFO or a directory is refused, not read), or any
+other error, reported on one line on stderr, never a traceback.
 
 Output cut short by a closed pipe (``ek-agents report --json | head``) ends quietly, with the
 command's own exit code.
@@ -59,7 +65,7 @@ __all__ = [
 EXIT_OK = 0
 #: Exit code: the gate found a statistically supported regression.
 EXIT_REGRESSION = 1
-#: Exit code: refused (incomparable or empty runs) or unreadable input.
+#: Exit code: refused (incomparable or empty runs), unreadable input, or any other error.
 EXIT_REFUSED = 2
 
 
@@ -354,8 +360,18 @@ def _run_plot(args: argparse.Namespace) -> int:
     except (ImportError, OSError, ValueError, TypeError) as e:
         _err(str(e))
         return EXIT_REFUSED
-    print(f"plot written to {out}", file=sys.stderr)
+    print(f"plot written to {_written_path(out)}", file=sys.stderr)
     return EXIT_OK
+
+
+def _written_path(path: str) -> str:
+    """The file matplotlib actually wrote: it adds ``.<savefig.format>`` to a name without an
+    extension (``--plot DIR`` writes ``DIR.png``)."""
+    if os.path.splitext(path)[1]:
+        return path
+    import matplotlib
+
+    return f"{path}.{matplotlib.rcParams['savefig.format']}"
 
 
 def _run_report(args: argparse.Namespace) -> int:
@@ -401,6 +417,13 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
         default=False,
         help="paired comparison on the tasks both runs share (more power)",
     )
+    p.add_argument(
+        "--tasks",
+        choices=("same", "intersect"),
+        default="same",
+        help="task-set policy: 'same' (default) refuses runs over different task sets; "
+        "'intersect' compares the tasks both runs ran (--stratified always does)",
+    )
     _add_success_scorer(p)
     p.add_argument(
         "--allow-undefined",
@@ -423,7 +446,10 @@ def _gate_text(res: Any) -> str:
     w = out.write
     conf = round(res.confidence * 100)
     mode = "stratified (paired by task)" if res.stratified else "independent runs"
-    w(f"gate: current - baseline, {conf}% intervals, {mode}, tolerance {res.tolerance:g}\n")
+    w(
+        f"gate: current - baseline, {conf}% intervals, {mode}, tolerance {res.tolerance:g}, "
+        f"{res.n_tasks} task(s) compared\n"
+    )
     for c in res.checks:
         mark = "WARN" if c.verdict == "undefined" and not c.failed else _MARK.get(c.verdict)
         w(
@@ -456,6 +482,7 @@ def _run_gate(args: argparse.Namespace) -> int:
                 stratified=args.stratified,
                 allow_undefined=allow,
                 allow_unscored=args.allow_unscored,
+                tasks=args.tasks,
             )
     except (OSError, ValueError, TypeError, ImportError) as e:
         _err(str(e))
@@ -553,6 +580,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # a subcommand that printed straight to a closed pipe
         _silence_stdout()
         return EXIT_OK
+    except Exception as e:  # exit 1 means "regression" to CI: any other failure is 2, one line
+        # OverflowError, RecursionError, MemoryError, FileExistsError (demo at a file), ...
+        _err(_one_line(e))
+        return EXIT_REFUSED
+
+
+def _one_line(e: BaseException) -> str:
+    """``Type: message`` on one line (a traceback is not a message)."""
+    text = " ".join(str(e).split()) or "(no message)"
+    return f"{type(e).__name__}: {text}"[:2000]
 
 
 if __name__ == "__main__":  # pragma: no cover

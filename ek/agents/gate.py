@@ -36,14 +36,24 @@ task difficulty, which is most of the variance in a heterogeneous suite, so the 
 power. **Assumption:** tasks are the sampling units (the per-task differences are independent
 across tasks, as for a random sample of tasks from the population the suite stands for), and
 the estimand is the task-weighted mean rate (equal to the pooled rate when every task has the
-same number of trials). Tasks only one run has are left out, with a warning.
+same number of trials). Tasks only one run has are left out, with a warning: a stratified
+gate always compares the shared tasks (it implies ``tasks="intersect"``).
+
+**Task sets.** The runs must have run the same tasks (those with at least one trial): a 1-task
+baseline against a 30-task run, or two runs over different task sets, are different
+experiments, and the default ``tasks="same"`` refuses them, naming how many tasks differ.
+``tasks="intersect"`` (``ek-agents gate --tasks intersect``) compares the tasks both runs ran,
+with a warning naming how many were left out. With ``allow_unscored=True`` a task left out of a
+run because none of its samples was scored is expected to be missing: the shared tasks are
+compared, with a warning. :attr:`GateResult.n_tasks` says how many tasks were compared.
 
 Refusals (:class:`GateRefusedError`, a ``ValueError``): an empty current run or an empty
 baseline (with no trials every bound is maximally uncertain, so nothing could ever fail: an
 empty baseline would be a permanent free pass), a run with **unscored samples**
 (:attr:`~ek.agents.summary.RunSummary.unscored`; a gate over the scored ones alone could pass a
 run that failed to score) unless ``allow_unscored=True``, and runs whose simulator,
-suite_version or scaffold differ (:meth:`~ek.agents.base.RunProvenance.incompatibilities`).
+suite_version or scaffold differ (:meth:`~ek.agents.base.RunProvenance.incompatibilities`), and
+runs over different task sets (unless ``tasks="intersect"``).
 
 Example:
     >>> from ek.agents.base import RunProvenance
@@ -154,7 +164,7 @@ class GateCheck:
 @dataclass(frozen=True)
 class GateResult:
     """The gate's verdict: ``passed`` iff no check failed (a regression, or an undefined change
-    that was not allowed); every check listed."""
+    that was not allowed); every check listed. ``n_tasks``: how many tasks were compared."""
 
     passed: bool
     checks: tuple[GateCheck, ...]
@@ -165,6 +175,7 @@ class GateResult:
     stratified: bool
     current: Mapping[str, Any]
     baseline: Mapping[str, Any]
+    n_tasks: int = 0
 
     @property
     def regressions(self) -> tuple[GateCheck, ...]:
@@ -184,6 +195,7 @@ class GateResult:
             "tolerance": self.tolerance,
             "confidence": self.confidence,
             "stratified": self.stratified,
+            "n_tasks": self.n_tasks,
             "checks": [c.to_dict() for c in self.checks],
             "warnings": list(self.warnings),
             "current": dict(self.current),
@@ -455,6 +467,44 @@ def _shared_tasks(
     return shared
 
 
+_TASK_POLICIES = ("same", "intersect")
+
+
+def _plural(n: int) -> str:
+    return f"{n} task" if n == 1 else f"{n} tasks"
+
+
+def _compared_tasks(
+    cur_counts: dict[str, tuple[int, int]],
+    base_counts: dict[str, tuple[int, int]],
+    tasks: str,
+    intersect_ok: bool,
+    warnings: list[str],
+) -> None:
+    """Apply the task-set policy: refuse differing task sets (``"same"``), or keep the shared
+    tasks of both runs in place (``"intersect"``, or ``intersect_ok``), with a warning."""
+    shared = set(cur_counts) & set(base_counts)
+    if len(shared) == len(cur_counts) == len(base_counts):
+        return
+    nb, nc, ns = len(base_counts), len(cur_counts), len(shared)
+    sizes = f"baseline has {_plural(nb)}, current {nc}; {ns} shared"
+    if tasks == "same" and not intersect_ok:
+        raise GateRefusedError(
+            f"the runs ran different task sets: {sizes}. A different task set is a different "
+            "experiment: pass tasks='intersect' (--tasks intersect) to compare the shared tasks"
+        )
+    if not shared:
+        raise GateRefusedError(f"the runs share no task ({sizes}): nothing to compare")
+    left_out = sorted(set(cur_counts) ^ set(base_counts))
+    warnings.append(
+        f"task sets differ ({sizes}): compared the {_plural(ns)} both runs ran; "
+        f"{len(left_out)} left out (e.g. {left_out[:5]})"
+    )
+    for counts in (cur_counts, base_counts):
+        for t in [t for t in counts if t not in shared]:
+            del counts[t]
+
+
 @dataclass(frozen=True)
 class _Setup:
     """What every check of one gate call shares: the two runs, their non-empty per-task counts,
@@ -534,8 +584,8 @@ def _metric_check(
             f"in the baseline, {mc.higher_is_better} now): not the same metric"
         )
     agg, exact = metric_aggregator(mc.aggregated_as)
-    sc = {t: ss for t, ss in mc.scores.items() if ss}
-    sb = {t: ss for t, ss in mb.scores.items() if ss}
+    sc = {t: ss for t, ss in mc.scores.items() if ss and t in g.cur}
+    sb = {t: ss for t, ss in mb.scores.items() if ss and t in g.base}
     ids = None
     if g.shared is not None:
         ids = [t for t in g.shared if t in sc and t in sb]
@@ -634,6 +684,7 @@ def agent_regression_gate(
     allow_undefined: bool | Iterable[str] = False,
     allow_unscored: bool = False,
     success_scorer: str | None = None,
+    tasks: str = "same",
 ) -> GateResult:
     """Is ``current`` a statistically supported regression from ``baseline``?
 
@@ -660,10 +711,13 @@ def agent_regression_gate(
             (with a warning). By default such a run is refused.
         success_scorer: For a run given as an Inspect log path, the scorer that decides
             success (see :func:`~ek.agents.runs.load_run`).
+        tasks: ``"same"`` (default): refuse runs whose task sets differ; ``"intersect"``:
+            compare the tasks both runs ran (``stratified=True`` always does).
 
     Raises:
         GateRefusedError: an empty run or baseline, a run with unscored samples (unless
-            allowed), or incomparable provenance.
+            allowed), incomparable provenance, or different task sets (unless
+            ``tasks="intersect"``).
 
     Example:
         >>> from ek.agents.base import RunProvenance
@@ -682,11 +736,16 @@ def agent_regression_gate(
     cur = _as_summary(current, "current", success_scorer)
     base = _as_summary(baseline, "baseline", success_scorer)
     tols = _check_arguments(tolerance, confidence, tolerances)
+    if tasks not in _TASK_POLICIES:
+        raise ValueError(f"tasks must be one of {list(_TASK_POLICIES)}, got {tasks!r}")
     policy = undefined_policy(allow_undefined)
     warnings: list[str] = []
     _refuse(cur, base, allow_unscored, warnings)
     cur_counts = {t: nc for t, nc in cur.counts.items() if nc[0] > 0}
     base_counts = {t: nc for t, nc in base.counts.items() if nc[0] > 0}
+    if not stratified:  # stratified pairs the shared tasks itself (warning on the rest)
+        dropped_unscored = allow_unscored and bool(cur.n_unscored or base.n_unscored)
+        _compared_tasks(cur_counts, base_counts, tasks, dropped_unscored, warnings)
     g = _Setup(
         cur,
         base,
@@ -703,6 +762,7 @@ def agent_regression_gate(
         seed=seed,
     )
     checks = [c for make in _CHECKS for c in make(g)]
+    n_tasks = len(g.shared) if g.shared is not None else len(cur_counts)
     if not isinstance(policy, bool):
         unknown = sorted(policy - {c.name for c in checks})
         if unknown:
@@ -717,6 +777,7 @@ def agent_regression_gate(
         stratified=stratified,
         current=ReadOnlyDict(_side(cur)),
         baseline=ReadOnlyDict(_side(base)),
+        n_tasks=n_tasks,
     )
 
 

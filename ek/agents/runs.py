@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
 
 from ek.base import Score
@@ -45,6 +46,14 @@ class RunLoadError(ValueError):
     """The file is not a run ek can read (the message says what was expected)."""
 
 
+def _file_kind(path: str) -> str:
+    mode = os.stat(path).st_mode
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)")):
+        if test(mode):
+            return kind
+    return "a special file (socket or device)"
+
+
 def _first_line(path: str) -> bytes:
     with open(path, "rb") as fh:
         return fh.readline(1 << 20)
@@ -60,12 +69,17 @@ def load_run(path: str | os.PathLike[str], *, success_scorer: str | None = None)
             a baseline already holds its verdicts, and ignores it.
 
     Raises:
-        RunLoadError: the file is none of these (or is corrupt, or truncated); ``OSError`` when
-            unreadable.
+        RunLoadError: the file is none of these (or is corrupt, or truncated, or not a regular
+            file: a FIFO or a directory); ``OSError`` when unreadable.
     """
     p = os.fspath(path)
     if not os.path.exists(p):
         raise FileNotFoundError(f"{p}: no such file")
+    if not os.path.isfile(p):  # a FIFO would block the read forever; a directory is no run
+        raise RunLoadError(
+            f"{p}: expected a regular file (a trial store, a baseline or an Inspect log), got "
+            f"{_file_kind(p)}"
+        )
     if p.endswith(".eval"):
         return _from_inspect(p, success_scorer)
     head = _first_line(p).strip()

@@ -356,7 +356,7 @@ class RunSummary:
         for key in ("run", "k", "counts"):
             if key not in data:
                 raise ValueError(f"ek-agents baseline is missing {key!r}")
-        counts = {t: (int(p[0]), int(p[1])) for t, p in dict(data["counts"]).items()}
+        counts = _counts(data["counts"])  # integers only: 2.9 or "4" is refused, not truncated
         declared = (data.get("n_trials"), data.get("n_successes"))
         actual = (sum(n for n, _ in counts.values()), sum(c for _, c in counts.values()))
         if declared != (None, None) and declared != actual:
