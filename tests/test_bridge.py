@@ -585,3 +585,15 @@ def test_bridges_and_adapters_import_only_public_names() -> None:
     for f in sorted((root / "adapters").rglob("*.py")):
         text = f.read_text(encoding="utf-8")
         assert "ek.agents._" not in text, f
+
+
+def test_bridges_never_invent_calls() -> None:
+    # issue 18: a string of tool calls used to give one "<unnamed>" step per character, and a
+    # single call dict one step per key
+    steps = trajectory_from_messages([{"role": "assistant", "tool_calls": "abc"}])
+    assert [(s.tool, s.error) for s in steps] == [
+        (MALFORMED_TOOL, "tool_calls must be a list of calls, got str: 'abc'")
+    ]
+    one = {"id": "1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}
+    steps = trajectory_from_messages([{"role": "assistant", "tool_calls": one}])
+    assert [(s.tool, dict(s.args)) for s in steps] == [("f", {"x": 1})]

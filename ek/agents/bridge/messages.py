@@ -139,11 +139,26 @@ def _unparsed(call: Any, why: str) -> Step:
     return malformed_step(f"call {name!r:.80}: malformed arguments: {why}")
 
 
+def _call_list(calls: Any) -> list[Any]:
+    """The message's calls as a list, never invented: one call given as a mapping is that call;
+    a string or another non-list is one malformed call with the reason (not a call per item)."""
+    if isinstance(calls, Mapping):
+        return [calls]
+    if isinstance(calls, (list, tuple)):
+        return list(calls)
+    return [
+        malformed_step(
+            f"tool_calls must be a list of calls, got {type(calls).__name__}: {calls!r:.80}"
+        )
+    ]
+
+
 def _assistant_calls(msg: Any, pairing: _Pairing) -> None:
     seen: set[str] = set()
     calls = field_of(msg, "tool_calls") or []
     if not calls:  # LangChain keeps raw OpenAI calls in additional_kwargs
         calls = field_of(field_of(msg, "additional_kwargs", {}), "tool_calls") or []
+    calls = _call_list(calls)
     # Every shape (OpenAI, Inspect ToolCall, LangChain) is read by the one normaliser.
     for c in calls:
         cid = field_of(c, "id")
