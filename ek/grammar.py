@@ -93,7 +93,7 @@ class FieldSpec:
                 raise TypeError(
                     f"FieldSpec {self.name!r}: schema must be a mapping, got {self.schema!r}"
                 )
-            object.__setattr__(self, "schema", ReadOnlyDict(dict(self.schema)))
+            object.__setattr__(self, "schema", ReadOnlyDict(self.schema))
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -156,7 +156,7 @@ class NodeType:
         object.__setattr__(
             self, "weight", _positive_cost(f"NodeType {self.name!r}: weight", self.weight)
         )
-        object.__setattr__(self, "metadata", ReadOnlyDict(dict(self.metadata)))
+        object.__setattr__(self, "metadata", ReadOnlyDict(self.metadata))
 
     def field(self, name: str) -> FieldSpec | None:
         """The :class:`FieldSpec` called ``name``, or ``None``."""

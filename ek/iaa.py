@@ -59,7 +59,7 @@ class Agreement:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "value", float(self.value))
-        object.__setattr__(self, "detail", ReadOnlyDict(dict(self.detail)))
+        object.__setattr__(self, "detail", ReadOnlyDict(self.detail))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (NaN becomes ``None``)."""

@@ -92,7 +92,7 @@ class ModelPrice:
             v = getattr(self, k)
             if v is not None:
                 object.__setattr__(self, k, finite(f"ModelPrice.{k}", v, minimum=0.0))
-        object.__setattr__(self, "extra", ReadOnlyDict(dict(self.extra)))
+        object.__setattr__(self, "extra", ReadOnlyDict(self.extra))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``None`` rates omitted)."""
@@ -444,7 +444,7 @@ class _Acc:
 
     def done(self) -> UsageTotals:
         return UsageTotals(
-            ReadOnlyDict(dict(self.tokens)),
+            ReadOnlyDict(self.tokens),
             self.dollars if self.n else None,
             self.n,
             tuple(sorted(self.unpriced)),

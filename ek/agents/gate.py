@@ -371,7 +371,7 @@ def _verdict(
         tol,
         verdict,
         reason,
-        ReadOnlyDict(dict(detail)),
+        ReadOnlyDict(detail),
         allowed=allowed and verdict == "undefined",
     )
 

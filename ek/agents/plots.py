@@ -77,7 +77,7 @@ class PlotRun:
                 raise ValueError(
                     f"PlotRun {self.name!r}: pass_hat_k keys must be ints >= 1, got {k!r}"
                 )
-        object.__setattr__(self, "pass_hat_k", ReadOnlyDict(dict(sorted(ks.items()))))
+        object.__setattr__(self, "pass_hat_k", ReadOnlyDict(sorted(ks.items())))
         if self.cost is not None and (not math.isfinite(self.cost) or self.cost < 0):
             raise ValueError(
                 f"PlotRun {self.name!r}: cost must be a finite number >= 0 or None, got {self.cost!r}"

@@ -363,7 +363,7 @@ def _build(
         return percentile_interval(point, reps, confidence, method, reason)
 
     return ReliabilityReport(
-        counts=ReadOnlyDict(dict(counts)),
+        counts=ReadOnlyDict(counts),
         k=k,
         success_rate=wilson_interval(total_c, total_n, confidence),
         pass_at_k=ReadOnlyDict({j: interval(at[j]) for j in ks}),

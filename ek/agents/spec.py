@@ -154,7 +154,7 @@ class ToolSpec:
                 raise TypeError(f"ToolSpec {name!r}: args must be FieldSpec, got {a!r:.200}")
         self.args: tuple[FieldSpec, ...] = arg_list
         self.parameters: Mapping[str, Any] | None = (
-            None if parameters is None else ReadOnlyDict(dict(parameters))
+            None if parameters is None else ReadOnlyDict(parameters)
         )
         self.destructive = destructive
         w = (DESTRUCTIVE_WEIGHT if destructive else 1.0) if weight is None else weight

@@ -279,9 +279,9 @@ class RunSummary:
         for name, m in self.metrics.items():
             if not isinstance(m, MetricSummary):
                 raise TypeError(f"RunSummary.metrics[{name!r}] must be a MetricSummary")
-        object.__setattr__(self, "metrics", ReadOnlyDict(dict(self.metrics)))
+        object.__setattr__(self, "metrics", ReadOnlyDict(self.metrics))
         if self.cost is not None:
-            object.__setattr__(self, "cost", ReadOnlyDict(dict(self.cost)))
+            object.__setattr__(self, "cost", ReadOnlyDict(self.cost))
         if self.episodes is not None:
             object.__setattr__(self, "episodes", tuple(self.episodes))
         if self.verdicts is not None:

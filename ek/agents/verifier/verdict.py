@@ -93,7 +93,7 @@ class HiddenTestVerdict:
         if not isinstance(self.reason, str) or not self.reason:
             raise ValueError(f"reason must be a non-empty str, got {self.reason!r:.100}")
         object.__setattr__(self, "failed_tests", tuple(self.failed_tests))
-        object.__setattr__(self, "detail", ReadOnlyDict(dict(self.detail)))
+        object.__setattr__(self, "detail", ReadOnlyDict(self.detail))
 
     def __bool__(self) -> bool:
         return self.passed
