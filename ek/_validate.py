@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 __all__ = [
+    "MAX_REPR",
     "check_keys",
     "check_mapping",
     "count",
@@ -14,8 +15,115 @@ __all__ = [
     "nonempty_str",
     "opt_str",
     "plain_json",
+    "short_repr",
     "thaw",
+    "to_float",
 ]
+
+MAX_REPR = 200
+"""The default length of a value quoted in an error message (:func:`short_repr`)."""
+
+_INT_BITS = 4096  # ~1,233 digits: well under the 4,300-digit limit of int -> str
+_MAX_DEPTH = 200  # the deepest nesting plain_json and thaw accept (the episode reader's limit)
+_DEPTH = 20  # containers deeper than this are shown as "..."
+
+
+def short_repr(value: Any, limit: int = MAX_REPR) -> str:
+    """``repr(value)`` cut to ``limit`` characters, built without ever reprs of enormous values.
+
+    ``repr(value)[:limit]`` would first build the whole ``repr``: megabytes for a 10 MB string,
+    a ``ValueError`` for an int over 4,300 digits, a ``RecursionError`` for a list nested
+    100,000 deep. This reads only as much of ``value`` as the first ``limit`` characters need:
+    strings are sliced before ``repr``, a huge int is described by its size, builtin containers
+    are written element by element until the budget is spent (at most 20 levels deep), and any
+    other object's ``repr`` that raises is replaced by its type name. For an ordinary value the
+    result is exactly ``repr(value)[:limit]``.
+
+    Args:
+        value: Anything (user input, model output).
+        limit: The most characters returned (>= 1).
+
+    Returns:
+        A string of at most ``limit`` characters.
+
+    Example:
+        >>> short_repr("abc"), short_repr([1, "x", None])
+        ("'abc'", "[1, 'x', None]")
+        >>> short_repr("x" * 10_000_000, 8)
+        "'xxxxxxx"
+        >>> short_repr(10**5000)
+        'an int of 16610 bits'
+        >>> deep = []
+        >>> for _ in range(100_000):
+        ...     deep = [deep]
+        >>> short_repr(deep, 30)
+        '[[[[[[[[[[[[[[[[[[[[[...]]]]]]'
+    """
+    out: list[str] = []
+    _emit(value, out, limit, 0)
+    return "".join(out)[:limit]
+
+
+def _emit(value: Any, out: list[str], budget: int, depth: int) -> int:
+    """Append pieces of ``repr(value)`` to ``out``; return the budget left (<= 0: stop)."""
+    if budget <= 0:
+        return budget
+    if depth > _DEPTH:
+        return _put("...", out, budget)
+    kind = type(value)
+    if kind is str or kind is bytes:
+        return _put(repr(value[: budget + 2]), out, budget)
+    if kind is int and value.bit_length() > _INT_BITS:
+        return _put(f"an int of {value.bit_length()} bits", out, budget)
+    if kind in (list, tuple, set, frozenset, dict):
+        return _emit_container(value, out, budget, depth)
+    return _put(_safe_repr(value, budget), out, budget)
+
+
+_BRACKETS: dict[type, tuple[str, str]] = {
+    list: ("[", "]"),
+    tuple: ("(", ")"),
+    set: ("{", "}"),
+    dict: ("{", "}"),
+}
+
+
+def _emit_container(value: Any, out: list[str], budget: int, depth: int) -> int:
+    kind = type(value)
+    if not value and kind in (set, frozenset):
+        return _put(f"{kind.__name__}()", out, budget)
+    if kind is frozenset:
+        budget = _put("frozenset(", out, budget)
+    opening, closing = _BRACKETS.get(kind, ("{", "}"))
+    budget = _put(opening, out, budget)
+    items = value.items() if kind is dict else value
+    for i, item in enumerate(items):
+        if budget <= 0:
+            return budget
+        if i:
+            budget = _put(", ", out, budget)
+        if kind is dict:
+            budget = _emit(item[0], out, budget, depth + 1)
+            budget = _put(": ", out, budget)
+            item = item[1]
+        budget = _emit(item, out, budget, depth + 1)
+    if kind is tuple and len(value) == 1:
+        budget = _put(",", out, budget)
+    budget = _put(closing, out, budget)
+    return _put(")", out, budget) if kind is frozenset else budget
+
+
+def _put(text: str, out: list[str], budget: int) -> int:
+    out.append(text[: max(budget, 0)])
+    return budget - len(text)
+
+
+def _safe_repr(value: Any, budget: int) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # an object whose repr raises (or recurses) is named by its type
+        return f"<{type(value).__name__} object>"
+    return text[: max(budget, 0)] if isinstance(text, str) else f"<{type(value).__name__}>"
 
 
 def check_keys(
@@ -24,36 +132,42 @@ def check_keys(
     """Raise unless ``data`` is a mapping with only ``allowed`` keys and every ``required`` one."""
     if not isinstance(data, Mapping):
         raise TypeError(
-            f"{owner}.from_dict expects a mapping, got {type(data).__name__}: {data!r:.200}"
+            f"{owner}.from_dict expects a mapping, got {type(data).__name__}: {short_repr(data)}"
         )
     unknown = sorted((k for k in data if k not in allowed), key=str)
     if unknown:
-        raise ValueError(f"{owner}: unknown field(s) {unknown}; expected only {sorted(allowed)}")
+        raise ValueError(
+            f"{owner}: unknown field(s) {short_repr(unknown)}; expected only {sorted(allowed)}"
+        )
     missing = [k for k in required if k not in data]
     if missing:
-        raise ValueError(f"{owner}: missing required field(s) {missing}")
+        raise ValueError(f"{owner}: missing required field(s) {short_repr(missing)}")
 
 
 def check_mapping(owner: str, value: Any) -> dict[str, Any]:
     """A shallow ``dict`` copy of a str-keyed mapping, or a TypeError naming ``owner``."""
     if not isinstance(value, Mapping):
-        raise TypeError(f"{owner} must be a mapping, got {type(value).__name__}: {value!r:.200}")
+        raise TypeError(
+            f"{owner} must be a mapping, got {type(value).__name__}: {short_repr(value)}"
+        )
     bad = [k for k in value if not isinstance(k, str)]
     if bad:
-        raise TypeError(f"{owner} keys must be str, got {bad[:3]!r}")
+        raise TypeError(f"{owner} keys must be str, got {short_repr(bad[:3])}")
     return dict(value)
 
 
 def count(owner: str, value: Any) -> int:
     """A non-negative int (an integral float is accepted), else an error naming ``owner``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{owner} must be an int >= 0, got {type(value).__name__}: {value!r:.200}")
+        raise TypeError(
+            f"{owner} must be an int >= 0, got {type(value).__name__}: {short_repr(value)}"
+        )
     if isinstance(value, float):
         if not math.isfinite(value) or value != int(value):
-            raise ValueError(f"{owner} must be an int >= 0, got {value!r}")
+            raise ValueError(f"{owner} must be an int >= 0, got {short_repr(value)}")
         value = int(value)
     if value < 0:
-        raise ValueError(f"{owner} must be an int >= 0, got {value!r}")
+        raise ValueError(f"{owner} must be an int >= 0, got {short_repr(value)}")
     return int(value)
 
 
@@ -65,7 +179,9 @@ def is_number(value: Any) -> TypeGuard[int | float]:
 def number(owner: str, value: Any) -> float:
     """Any int or float (NaN and infinities included) as a float, else a TypeError."""
     if not is_number(value):
-        raise TypeError(f"{owner} must be a number, got {type(value).__name__}: {value!r:.100}")
+        raise TypeError(
+            f"{owner} must be a number, got {type(value).__name__}: {short_repr(value, 100)}"
+        )
     return float(value)
 
 
@@ -77,7 +193,7 @@ def positive_int(
     The message is ``"<owner> must be an int >= <minimum>, got <value>"``.
     """
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise error(f"{owner} must be an int >= {minimum}, got {value!r}")
+        raise error(f"{owner} must be an int >= {minimum}, got {short_repr(value)}")
     return value
 
 
@@ -89,19 +205,54 @@ def positive_number(owner: str, value: Any, message: str | None = None) -> float
     """
     if not is_number(value) or not value > 0:
         text = message or "{owner} must be a number > 0, got {value!r}"
-        raise ValueError(text.format(owner=owner, value=value))
+        raise ValueError(text.format(owner=owner, value=_Shown(value)))
     return float(value)
+
+
+class _Shown:
+    """A value in a message template: its ``repr`` (and ``str``) is :func:`short_repr`."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return short_repr(self.value)
+
+    __str__ = __repr__
+
+
+def to_float(owner: str, value: int | float) -> float:
+    """``float(value)`` for a number; an int too large for a float is a ValueError, not an
+    ``OverflowError`` (so a caller's contract stays ValueError / TypeError).
+
+    Example:
+        >>> to_float("n", 3)
+        3.0
+        >>> to_float("n", 10**400)
+        Traceback (most recent call last):
+        ...
+        ValueError: n must fit in a float, got an int of 1329 bits
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        bits = value.bit_length() if isinstance(value, int) else "?"
+        raise ValueError(f"{owner} must fit in a float, got an int of {bits} bits") from None
 
 
 def finite(owner: str, value: Any, *, minimum: float | None = None) -> float:
     """A finite float (optionally >= ``minimum``), else an error naming ``owner``."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{owner} must be a number, got {type(value).__name__}: {value!r:.200}")
-    v = float(value)
+        raise TypeError(
+            f"{owner} must be a number, got {type(value).__name__}: {short_repr(value)}"
+        )
+    v = to_float(owner, value)
     if not math.isfinite(v):
-        raise ValueError(f"{owner} must be finite, got {value!r}")
+        raise ValueError(f"{owner} must be finite, got {short_repr(value)}")
     if minimum is not None and v < minimum:
-        raise ValueError(f"{owner} must be >= {minimum}, got {value!r}")
+        raise ValueError(f"{owner} must be >= {minimum}, got {short_repr(value)}")
     return v
 
 
@@ -109,7 +260,7 @@ def nonempty_str(owner: str, value: Any) -> str:
     """A non-empty str, else a TypeError (not a str) or ValueError (empty) naming ``owner``."""
     if not isinstance(value, str) or not value:
         raise (TypeError if not isinstance(value, str) else ValueError)(
-            f"{owner} must be a non-empty str, got {value!r:.200}"
+            f"{owner} must be a non-empty str, got {short_repr(value)}"
         )
     return value
 
@@ -118,38 +269,44 @@ def opt_str(owner: str, value: Any) -> str | None:
     """``None`` or a str, else a TypeError naming ``owner``."""
     if value is not None and not isinstance(value, str):
         raise TypeError(
-            f"{owner} must be a str or None, got {type(value).__name__}: {value!r:.200}"
+            f"{owner} must be a str or None, got {type(value).__name__}: {short_repr(value)}"
         )
     return value
 
 
 def plain_json(owner: str, value: Any, _depth: int = 0) -> None:
     """Raise unless ``value`` is JSON-representable (str keys, finite numbers, no cycles)."""
-    if _depth > 200:
+    if _depth > _MAX_DEPTH:
         raise ValueError(f"{owner} is nested too deeply (or cyclic)")
     if value is None or isinstance(value, (str, bool, int)):
         return
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"{owner} must not contain NaN or infinity, got {value!r}")
+            raise ValueError(f"{owner} must not contain NaN or infinity, got {short_repr(value)}")
         return
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
-                raise TypeError(f"{owner} keys must be str, got {k!r}")
-            plain_json(f"{owner}[{k!r}]", v, _depth + 1)
+                raise TypeError(f"{owner} keys must be str, got {short_repr(k)}")
+            plain_json(f"{owner}[{short_repr(k)}]", v, _depth + 1)
         return
     if isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
             plain_json(f"{owner}[{i}]", v, _depth + 1)
         return
-    raise TypeError(f"{owner} must be JSON data, got {type(value).__name__}: {value!r:.200}")
+    raise TypeError(f"{owner} must be JSON data, got {type(value).__name__}: {short_repr(value)}")
 
 
-def thaw(obj: Any) -> Any:
-    """Deep copy of mappings/sequences into plain dicts and lists."""
+def thaw(obj: Any, _depth: int = 0) -> Any:
+    """Deep copy of mappings/sequences into plain dicts and lists.
+
+    Raises:
+        ValueError: nested deeper than 200 levels (or cyclic), as :func:`plain_json` refuses.
+    """
+    if _depth > _MAX_DEPTH:
+        raise ValueError(f"value is nested deeper than {_MAX_DEPTH} levels (or cyclic)")
     if isinstance(obj, Mapping):
-        return {k: thaw(v) for k, v in obj.items()}
+        return {k: thaw(v, _depth + 1) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [thaw(v) for v in obj]
+        return [thaw(v, _depth + 1) for v in obj]
     return obj

@@ -24,7 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["Metric", "ReadOnlyDict", "Score", "Signal", "is_episode"]
+from ek._validate import short_repr, to_float
+
+__all__ = ["Metric", "ReadOnlyDict", "Score", "Signal", "check_scores", "is_episode"]
 
 
 _K = TypeVar("_K")
@@ -54,11 +56,11 @@ class ReadOnlyDict(dict[_K, _V]):
     def __setitem__(self, key: _K, value: _V) -> NoReturn:
         raise TypeError(
             f"{type(self).__name__} is read-only; copy it (dict(d)) to change it, "
-            f"got d[{key!r}] = {value!r:.80}"
+            f"got d[{short_repr(key)}] = {short_repr(value, 80)}"
         )
 
     def __delitem__(self, key: _K) -> NoReturn:
-        raise TypeError(f"{type(self).__name__} is read-only, got del d[{key!r}]")
+        raise TypeError(f"{type(self).__name__} is read-only, got del d[{short_repr(key)}]")
 
     def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError(f"{type(self).__name__} is read-only; copy it (dict(d)) to change it")
@@ -76,7 +78,9 @@ def _read_only(detail: Mapping[str, Any] | None) -> ReadOnlyDict:
     if detail is None:
         return ReadOnlyDict()
     if not isinstance(detail, Mapping):
-        raise TypeError(f"Score.detail must be a mapping, got {type(detail).__name__}: {detail!r}")
+        raise TypeError(
+            f"Score.detail must be a mapping, got {type(detail).__name__}: {short_repr(detail)}"
+        )
     return ReadOnlyDict(detail)
 
 
@@ -115,9 +119,9 @@ class Score:
         if type(value) is not float:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(
-                    f"Score.value must be a float, got {type(value).__name__}: {value!r}"
+                    f"Score.value must be a float, got {type(value).__name__}: {short_repr(value)}"
                 )
-            object.__setattr__(self, "value", float(value))
+            object.__setattr__(self, "value", to_float("Score.value", value))
         if type(self.detail) is not ReadOnlyDict:
             object.__setattr__(self, "detail", _read_only(self.detail))
 
@@ -158,6 +162,48 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, (list, tuple)) and type(a) is type(b):
         return len(a) == len(b) and all(map(_same, a, b))
     return False
+
+
+def check_scores(scores: Any, owner: str, keys: tuple[str, ...] = ()) -> Sequence[Score]:
+    """``scores`` if it is a sequence of :class:`Score` whose details hold ``keys``, else an error.
+
+    The one check behind every ``Metric.aggregate``: a TypeError for a non-sequence or an item
+    that is not a Score, a ValueError naming the first Score that lacks a detail key the
+    aggregate sums (a Score made by another metric).
+
+    Args:
+        scores: What was handed to ``aggregate``.
+        owner: The metric's name, for the message (``"ToolCallMetric"``).
+        keys: The detail keys each Score must carry.
+
+    Returns:
+        ``scores`` itself.
+
+    Example:
+        >>> check_scores([Score(1.0, {"tp": 1.0})], "M", ("tp",))[0].value
+        1.0
+        >>> check_scores(["x"], "M")
+        Traceback (most recent call last):
+        ...
+        TypeError: M.aggregate expects Scores, item 0 is str
+        >>> check_scores([Score(1.0)], "M", ("tp",))
+        Traceback (most recent call last):
+        ...
+        ValueError: M.aggregate: score 0 has no detail 'tp' (a Score of another metric?)
+    """
+    if isinstance(scores, (str, bytes)) or not isinstance(scores, Sequence):
+        raise TypeError(
+            f"{owner}.aggregate expects a sequence of Scores, got {type(scores).__name__}"
+        )
+    for i, s in enumerate(scores):
+        if not isinstance(s, Score):
+            raise TypeError(f"{owner}.aggregate expects Scores, item {i} is {type(s).__name__}")
+        for k in keys:
+            if k not in s.detail:
+                raise ValueError(
+                    f"{owner}.aggregate: score {i} has no detail {k!r} (a Score of another metric?)"
+                )
+    return scores
 
 
 @runtime_checkable

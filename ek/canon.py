@@ -20,6 +20,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ek._validate import short_repr
 from ek.registry import register, resolve
 
 __all__ = [
@@ -57,6 +58,8 @@ def bfcl_standardize(s: str) -> str:
         >>> bfcl_standardize("Don't-Stop")
         'don"tstop'
     """
+    if not isinstance(s, str):
+        raise TypeError(f"bfcl_standardize expects a str, got {type(s).__name__}")
     return s.translate(_BFCL_DROP).lower().replace("'", '"')
 
 
@@ -114,5 +117,7 @@ def resolve_canonicalizer(spec: str | Canonicalizer | None) -> Canonicalizer:
         return _DEFAULT
     fn = resolve("canonicalizers", spec)
     if not callable(fn):
-        raise TypeError(f"canonicalizer must be a registered name or a callable, got {spec!r}")
+        raise TypeError(
+            f"canonicalizer must be a registered name or a callable, got {short_repr(spec)}"
+        )
     return fn

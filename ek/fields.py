@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ek._validate import is_number, short_repr, to_float
+
 __all__ = [
     "FieldComparison",
     "FieldCounts",
@@ -43,12 +45,31 @@ def f1_score(tp: float, fp: float, fn: float) -> float:
         >>> f1_score(2, 1, 1), f1_score(0, 0, 0), f1_score(0, 1, 0)
         (0.6666666666666666, 1.0, 0.0)
     """
-    for label, v in (("tp", tp), ("fp", fp), ("fn", fn)):
-        if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-            raise ValueError(f"{label} must be a finite number >= 0, got {v!r}")
+    if not (  # three finite floats >= 0 (NaN fails the comparisons) need no other check
+        type(tp) is float
+        and type(fp) is float
+        and type(fn) is float
+        and 0.0 <= tp < _INF
+        and 0.0 <= fp < _INF
+        and 0.0 <= fn < _INF
+    ):
+        _check_counts(tp, fp, fn)
     denom = 2.0 * tp + fp + fn
     # Empty prediction against empty gold: nothing was missed and nothing invented.
     return 1.0 if denom == 0 else 2.0 * tp / denom
+
+
+_INF = math.inf
+
+
+def _check_counts(tp: Any, fp: Any, fn: Any) -> None:
+    for label, v in (("tp", tp), ("fp", fp), ("fn", fn)):
+        if not is_number(v):
+            raise TypeError(
+                f"{label} must be a number >= 0, got {type(v).__name__}: {short_repr(v)}"
+            )
+        if not (math.isfinite(to_float(label, v)) and v >= 0):
+            raise ValueError(f"{label} must be a finite number >= 0, got {short_repr(v)}")
 
 
 @dataclass(frozen=True)
@@ -104,11 +125,11 @@ def micro_f1(counts: Iterable[FieldCounts | Mapping[str, float]]) -> float:
                 tot = tot + FieldCounts(float(c["tp"]), float(c["fp"]), float(c["fn"]))
             except KeyError as e:
                 raise ValueError(
-                    f"micro_f1 needs tp, fp and fn in each item; missing {e} in {dict(c)!r}"
+                    f"micro_f1 needs tp, fp and fn in each item; missing {e} in {short_repr(dict(c))}"
                 ) from None
         else:
             raise TypeError(
-                f"micro_f1 expects FieldCounts or mappings, got {type(c).__name__}: {c!r}"
+                f"micro_f1 expects FieldCounts or mappings, got {type(c).__name__}: {short_repr(c)}"
             )
     return tot.f1
 

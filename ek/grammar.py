@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ek._validate import check_keys as _check_keys
-from ek._validate import is_number
+from ek._validate import is_number, short_repr
 from ek._validate import thaw as _thaw
 from ek.base import ReadOnlyDict
 
@@ -33,10 +33,12 @@ JSON_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "obje
 
 def _positive_cost(owner: str, value: Any) -> float:
     if not is_number(value):
-        raise TypeError(f"{owner} must be a number, got {type(value).__name__}: {value!r}")
+        raise TypeError(
+            f"{owner} must be a number, got {type(value).__name__}: {short_repr(value)}"
+        )
     v = float(value)
     if not math.isfinite(v) or v < 0:
-        raise ValueError(f"{owner} must be a finite number >= 0, got {value!r}")
+        raise ValueError(f"{owner} must be a finite number >= 0, got {short_repr(value)}")
     return v
 
 
@@ -67,7 +69,7 @@ class FieldSpec:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise TypeError(f"FieldSpec.name must be a non-empty str, got {self.name!r}")
+            raise TypeError(f"FieldSpec.name must be a non-empty str, got {short_repr(self.name)}")
         t = self.type
         if isinstance(t, list):
             t = tuple(t)
@@ -76,22 +78,22 @@ class FieldSpec:
         for n in names:
             if n not in JSON_TYPES:
                 raise ValueError(
-                    f"FieldSpec {self.name!r}: type must be one of {sorted(JSON_TYPES)} or None, "
-                    f"got {n!r}"
+                    f"FieldSpec {short_repr(self.name)}: type must be one of {sorted(JSON_TYPES)} or None, "
+                    f"got {short_repr(n)}"
                 )
         if not isinstance(self.required, bool):
             raise TypeError(
-                f"FieldSpec {self.name!r}: required must be a bool, got {self.required!r}"
+                f"FieldSpec {short_repr(self.name)}: required must be a bool, got {short_repr(self.required)}"
             )
         object.__setattr__(
             self,
             "importance",
-            _positive_cost(f"FieldSpec {self.name!r}: importance", self.importance),
+            _positive_cost(f"FieldSpec {short_repr(self.name)}: importance", self.importance),
         )
         if self.schema is not None:
             if not isinstance(self.schema, Mapping):
                 raise TypeError(
-                    f"FieldSpec {self.name!r}: schema must be a mapping, got {self.schema!r}"
+                    f"FieldSpec {short_repr(self.name)}: schema must be a mapping, got {short_repr(self.schema)}"
                 )
             object.__setattr__(self, "schema", ReadOnlyDict(self.schema))
 
@@ -143,18 +145,20 @@ class NodeType:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
-            raise TypeError(f"NodeType.name must be a non-empty str, got {self.name!r}")
+            raise TypeError(f"NodeType.name must be a non-empty str, got {short_repr(self.name)}")
         fs = tuple(self.fields)
         for f in fs:
             if not isinstance(f, FieldSpec):
-                raise TypeError(f"NodeType {self.name!r}: fields must be FieldSpec, got {f!r}")
+                raise TypeError(
+                    f"NodeType {short_repr(self.name)}: fields must be FieldSpec, got {short_repr(f)}"
+                )
         names = [f.name for f in fs]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
-            raise ValueError(f"NodeType {self.name!r}: duplicate field names {dup}")
+            raise ValueError(f"NodeType {short_repr(self.name)}: duplicate field names {dup}")
         object.__setattr__(self, "fields", fs)
         object.__setattr__(
-            self, "weight", _positive_cost(f"NodeType {self.name!r}: weight", self.weight)
+            self, "weight", _positive_cost(f"NodeType {short_repr(self.name)}: weight", self.weight)
         )
         object.__setattr__(self, "metadata", ReadOnlyDict(self.metadata))
 
@@ -196,10 +200,10 @@ class GraphGrammar:
         for nt in node_types:
             if not isinstance(nt, NodeType):
                 raise TypeError(
-                    f"GraphGrammar expects NodeType items, got {type(nt).__name__}: {nt!r}"
+                    f"GraphGrammar expects NodeType items, got {type(nt).__name__}: {short_repr(nt)}"
                 )
             if nt.name in nodes:
-                raise ValueError(f"GraphGrammar: duplicate node type {nt.name!r}")
+                raise ValueError(f"GraphGrammar: duplicate node type {short_repr(nt.name)}")
             nodes[nt.name] = nt
         self._nodes = ReadOnlyDict(nodes)
         self.default_weight = _positive_cost("GraphGrammar.default_weight", default_weight)
@@ -238,7 +242,9 @@ class GraphGrammar:
         nodes = dict(self._nodes)
         for name, nt in other.node_types.items():
             if name in nodes and nodes[name] != nt:
-                raise ValueError(f"GraphGrammar.merge: node type {name!r} is declared differently")
+                raise ValueError(
+                    f"GraphGrammar.merge: node type {short_repr(name)} is declared differently"
+                )
             nodes[name] = nt
         return GraphGrammar(
             nodes.values(),

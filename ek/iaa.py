@@ -21,6 +21,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ek._validate import short_repr
 from ek.base import ReadOnlyDict
 
 __all__ = [
@@ -76,18 +77,18 @@ def _missing(v: Any) -> bool:
 
 def _check_level(level: Any) -> str:
     if level not in LEVELS:
-        raise ValueError(f"level must be one of {list(LEVELS)}, got {level!r}")
+        raise ValueError(f"level must be one of {list(LEVELS)}, got {short_repr(level)}")
     return str(level)
 
 
 def _number(where: str, v: Any) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise TypeError(
-            f"{where} must be a number for this level, got {type(v).__name__}: {v!r:.100}"
+            f"{where} must be a number for this level, got {type(v).__name__}: {short_repr(v, 100)}"
         )
     f = float(v)
     if not math.isfinite(f):
-        raise ValueError(f"{where} must be finite (or None/NaN for missing), got {v!r}")
+        raise ValueError(f"{where} must be finite (or None/NaN for missing), got {short_repr(v)}")
     return f
 
 
@@ -213,7 +214,9 @@ def _distance(
         rank = {v: i for i, v in enumerate(value_domain)}
         unknown = [v for v in values if v not in rank]
         if unknown:
-            raise ValueError(f"values {unknown[:5]!r} are not in value_domain {value_domain!r}")
+            raise ValueError(
+                f"values {short_repr(unknown[:5])} are not in value_domain {short_repr(value_domain)}"
+            )
         pos = {v: float(rank[v]) for v in values}
     else:
         pos = {v: float(v) for v in values}
@@ -331,7 +334,7 @@ def _label_order(
     order = list(labels)
     unknown = sorted({repr(v) for v in [*a, *b] if v not in set(order)})
     if unknown:
-        raise ValueError(f"labels {unknown[:5]} are not in labels={order!r}")
+        raise ValueError(f"labels {unknown[:5]} are not in labels={short_repr(order)}")
     return order
 
 
@@ -355,7 +358,9 @@ def cohen_kappa_result(
         (True, 'expected disagreement is 0 (both raters use one and the same label): kappa undefined')
     """
     if weights not in (None, "linear", "quadratic"):
-        raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+        raise ValueError(
+            f"weights must be None, 'linear' or 'quadratic', got {short_repr(weights)}"
+        )
     _check_pairs(a, b)
     base: dict[str, Any] = {"n": len(a), "weights": weights}
     if not a:

@@ -32,14 +32,17 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import stat
 import tempfile
 from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "MAX_DEPTH",
     "NONFINITE_SPELLINGS",
     "decode_float",
     "dumps",
@@ -47,9 +50,14 @@ __all__ = [
     "from_json_safe",
     "loads",
     "read_json",
+    "readable_file",
     "to_json_safe",
+    "writable_file",
     "write_json_atomic",
 ]
+
+MAX_PATH = 4096
+"""The longest path accepted (Linux's ``PATH_MAX``): a longer one is refused before ``open``."""
 
 #: The written spelling of each non-finite float.
 NONFINITE_SPELLINGS: Mapping[str, float] = {
@@ -89,7 +97,16 @@ def encode_float(x: float) -> float | str:
     return _SPELLED["Infinity" if x > 0 else "-Infinity"]
 
 
-def to_json_safe(obj: Any) -> Any:
+MAX_DEPTH = 400
+"""The deepest nesting :func:`to_json_safe` and :func:`from_json_safe` walk (a ValueError past it:
+a cycle, or data no ek file holds; the episode and store writers stop at 200 levels)."""
+
+
+def _too_deep(fn: str) -> ValueError:
+    return ValueError(f"{fn}: data nested deeper than {MAX_DEPTH} levels (or cyclic)")
+
+
+def to_json_safe(obj: Any, _depth: int = 0) -> Any:
     """Plain, strict JSON data: mappings -> dicts, tuples/sets -> lists, non-finite floats spelled.
 
     A string that spells a non-finite float is escaped as ``{"$str": ...}``; other objects that
@@ -105,6 +122,9 @@ def to_json_safe(obj: Any) -> Any:
     """
     if obj is None or isinstance(obj, (bool, int)):
         return obj
+    if _depth > MAX_DEPTH:
+        raise _too_deep("to_json_safe")
+    d = _depth + 1
     if isinstance(obj, str):
         if obj in NONFINITE_SPELLINGS and not isinstance(obj, _Spelled):
             return {_STR_TAG: str(obj)}
@@ -114,15 +134,24 @@ def to_json_safe(obj: Any) -> Any:
     if isinstance(obj, Mapping):
         if _tagged(obj)[0]:  # already encoded (or an older file's tag): keep it
             return {str(k): str(v) for k, v in obj.items()}
-        return {str(k): to_json_safe(v) for k, v in obj.items()}
+        out: dict[str, Any] = {}
+        for k, v in obj.items():  # a loop, not a comprehension: one stack frame per level
+            out[str(k)] = to_json_safe(v, d)
+        return out
     if isinstance(obj, (list, tuple)):
-        return [to_json_safe(v) for v in obj]
+        items = []
+        for v in obj:
+            items.append(to_json_safe(v, d))
+        return items
     if isinstance(obj, (set, frozenset)):
-        return [to_json_safe(v) for v in sorted(obj, key=repr)]
+        return [to_json_safe(v, d) for v in sorted(obj, key=repr)]
     to_dict = getattr(obj, "to_dict", None)
     if callable(to_dict):
-        return to_json_safe(to_dict())
-    return repr(obj)
+        return to_json_safe(to_dict(), d)
+    try:
+        return repr(obj)
+    except Exception:  # an object whose repr raises is written as its type
+        return f"<{type(obj).__name__} object>"
 
 
 def _tagged(obj: Mapping[Any, Any]) -> tuple[bool, Any]:
@@ -139,7 +168,7 @@ def _tagged(obj: Mapping[Any, Any]) -> tuple[bool, Any]:
     return False, None
 
 
-def from_json_safe(obj: Any) -> Any:
+def from_json_safe(obj: Any, _depth: int = 0) -> Any:
     """Inverse of :func:`to_json_safe`; also reads the older ``{"$float": "inf"}`` tags.
 
     Example:
@@ -148,13 +177,21 @@ def from_json_safe(obj: Any) -> Any:
     """
     if isinstance(obj, str):
         return NONFINITE_SPELLINGS.get(obj, obj)
+    if _depth > MAX_DEPTH and isinstance(obj, (dict, list)):
+        raise _too_deep("from_json_safe")
     if isinstance(obj, dict):
         ok, value = _tagged(obj)
         if ok:
             return value
-        return {k: from_json_safe(v) for k, v in obj.items()}
+        out: dict[Any, Any] = {}
+        for k, v in obj.items():  # a loop, not a comprehension: one stack frame per level
+            out[k] = from_json_safe(v, _depth + 1)
+        return out
     if isinstance(obj, list):
-        return [from_json_safe(v) for v in obj]
+        items = []
+        for v in obj:
+            items.append(from_json_safe(v, _depth + 1))
+        return items
     return obj
 
 
@@ -214,7 +251,7 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any, *, indent: int | 
     Non-finite floats are spelled by :func:`to_json_safe`. A crash leaves the old file or the new
     one, never a mixture.
     """
-    target = os.fspath(path)
+    target = writable_file("write_json_atomic", path)
     folder = os.path.dirname(os.path.abspath(target))
     text = dumps(data, indent=indent)
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
@@ -231,6 +268,71 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any, *, indent: int | 
     _fsync_folder(folder)
 
 
+def _path_text(owner: str, path: Any) -> str:
+    """``path`` as a str, or a TypeError (an int or bool is a file descriptor to ``open``)."""
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{owner} needs a path (str or os.PathLike), got {type(path).__name__}")
+    p = os.fspath(path)
+    if not isinstance(p, str):
+        raise TypeError(f"{owner} needs a text path, got {type(p).__name__}")
+    if len(p) > MAX_PATH or "\x00" in p:
+        what = f"a path of {len(p)} characters" if len(p) > MAX_PATH else "a NUL character"
+        raise ValueError(f"{owner} needs a file path, got {what}")
+    return p
+
+
+def _kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)")):
+        if test(mode):
+            return kind
+    return "a special file (socket or device)"
+
+
+def readable_file(owner: str, path: Any, what: str = "file") -> str:
+    """``path`` (as a str) if it names an existing regular file, else a short, clear error.
+
+    A FIFO would block a reader forever and a directory is no file: both are a ValueError, as is
+    a path no file system accepts (longer than :data:`MAX_PATH`, or with a NUL). A missing file
+    is ``FileNotFoundError`` (``what`` names the file expected: ``"Inspect log"``); a non-path
+    (an int or bool, which ``open`` reads as a file descriptor) is ``TypeError``.
+
+    Example:
+        >>> readable_file("load_prices", "/")
+        Traceback (most recent call last):
+        ...
+        ValueError: load_prices: expected a regular file, got a directory: /
+        >>> readable_file("load_prices", 1)
+        Traceback (most recent call last):
+        ...
+        TypeError: load_prices needs a path (str or os.PathLike), got int
+    """
+    p = _path_text(owner, path)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, f"{owner}: no {what} at this path", p) from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{owner}: expected a regular file, got {_kind(mode)}: {p}")
+    return p
+
+
+def writable_file(owner: str, path: Any) -> str:
+    """``path`` (as a str) if a regular file may be written there, else a short, clear error.
+
+    The same refusals as :func:`readable_file`, except that a missing file is fine (it will be
+    created); an existing FIFO, directory or device is a ValueError (writing would block or
+    fail).
+    """
+    p = _path_text(owner, path)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        return p
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{owner}: expected a regular file, got {_kind(mode)}: {p}")
+    return p
+
+
 def read_json(path: str | os.PathLike[str], *, decode: bool = True) -> Any:
     """Read a JSON file written by :func:`write_json_atomic` (non-finite floats restored).
 
@@ -238,11 +340,15 @@ def read_json(path: str | os.PathLike[str], *, decode: bool = True) -> Any:
     (decoding twice would read an escaped ``{"$str": "NaN"}`` back as a float).
 
     Raises:
-        ValueError: the file is not valid JSON (the message names the file).
+        ValueError: the file is not valid JSON (the message names the file), is nested too
+            deeply to read, or is not a regular file (:func:`readable_file`).
     """
-    with open(path, encoding="utf-8") as fh:
+    p = readable_file("read_json", path)
+    with open(p, encoding="utf-8") as fh:
         try:
             data = json.load(fh)
             return from_json_safe(data) if decode else data
         except json.JSONDecodeError as e:
-            raise ValueError(f"{os.fspath(path)}: not valid JSON ({e})") from None
+            raise ValueError(f"{p}: not valid JSON ({e})") from None
+        except RecursionError:
+            raise ValueError(f"{p}: JSON nested too deeply to read") from None

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ek._validate import finite, is_number, positive_int
+from ek._validate import check_keys, count, finite, is_number, opt_str, positive_int, short_repr
 from ek.base import ReadOnlyDict
 
 __all__ = [
@@ -155,14 +155,29 @@ class IsotonicCalibrator:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> IsotonicCalibrator:
-        """Rebuild a calibrator from :meth:`to_dict` output."""
+        """Rebuild a calibrator from :meth:`to_dict` output (each field checked)."""
+        check_keys("IsotonicCalibrator", data, _CALIBRATOR_KEYS, ("xs", "ys"))
+        increasing = data.get("increasing", True)
+        if not isinstance(increasing, bool):
+            raise TypeError(
+                f"IsotonicCalibrator.increasing must be a bool, got {short_repr(increasing)}"
+            )
         return cls(
-            xs=tuple(float(v) for v in data["xs"]),
-            ys=tuple(float(v) for v in data["ys"]),
-            increasing=bool(data.get("increasing", True)),
-            n=int(data.get("n", 0)),
-            signal=data.get("signal"),
+            xs=_finite_tuple("IsotonicCalibrator.xs", data["xs"]),
+            ys=_finite_tuple("IsotonicCalibrator.ys", data["ys"]),
+            increasing=increasing,
+            n=count("IsotonicCalibrator.n", data.get("n", 0)),
+            signal=opt_str("IsotonicCalibrator.signal", data.get("signal")),
         )
+
+
+_CALIBRATOR_KEYS = frozenset({"xs", "ys", "increasing", "n", "signal"})
+
+
+def _finite_tuple(owner: str, values: Any) -> tuple[float, ...]:
+    if not isinstance(values, (list, tuple)):
+        raise TypeError(f"{owner} must be a list of numbers, got {type(values).__name__}")
+    return tuple(finite(f"{owner}[{i}]", v) for i, v in enumerate(values))
 
 
 def fit_isotonic(
@@ -253,7 +268,7 @@ def order_signals(signals: Sequence[Any]) -> list[Any]:
                 f"{type(s).__name__} lacks {missing or ['__call__']}"
             )
         tier = s.cost_tier
-        positive_int(f"signals[{i}] ({s.name!r}) cost_tier", tier)
+        positive_int(f"signals[{i}] ({short_repr(s.name)}) cost_tier", tier)
     names = [s.name for s in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -305,11 +320,13 @@ def _run(signal: Any, output: Any) -> float:
     v = signal(output)
     if not is_number(v):
         raise TypeError(
-            f"signal {signal.name!r} must return a number, got {type(v).__name__}: {v!r:.100}"
+            f"signal {short_repr(signal.name)} must return a number, got {type(v).__name__}: {short_repr(v, 100)}"
         )
     f = float(v)
     if not math.isfinite(f):
-        raise ValueError(f"signal {signal.name!r} returned a non-finite value {v!r}")
+        raise ValueError(
+            f"signal {short_repr(signal.name)} returned a non-finite value {short_repr(v)}"
+        )
     return f
 
 
@@ -457,10 +474,10 @@ def _per_signal_calibrators(calibrator: Any, names: list[str]) -> dict[str, Isot
         raise ValueError(f"calibrators for unknown signal(s) {unknown}; signals are {names}")
     for name, cal in cals.items():
         if not isinstance(cal, IsotonicCalibrator):
-            raise TypeError(f"calibrator[{name!r}] must be an IsotonicCalibrator")
+            raise TypeError(f"calibrator[{short_repr(name)}] must be an IsotonicCalibrator")
         if cal.signal is not None and cal.signal != name:
             raise ValueError(
-                f"calibrator[{name!r}] was fitted for signal {cal.signal!r}, not {name!r}"
+                f"calibrator[{short_repr(name)}] was fitted for signal {short_repr(cal.signal)}, not {short_repr(name)}"
             )
     return cals
 
@@ -486,7 +503,7 @@ def _reason(
 ) -> str:
     if p is None:
         return "raw signal values only (no calibrator): not a probability, not gateable"
-    msg = f"P(acceptable) = {p:.3f} from {by!r}"
+    msg = f"P(acceptable) = {p:.3f} from {short_repr(by)}"
     if threshold is not None:
         msg += f" {'>=' if p >= threshold else '<'} threshold {threshold:g}"
     if skipped:

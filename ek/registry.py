@@ -18,6 +18,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
+from ek._validate import short_repr
+
 __all__ = [
     "UnknownNameError",
     "namespaces",
@@ -40,7 +42,7 @@ class UnknownNameError(LookupError, ValueError):
 def _check_key(namespace: str, name: str) -> None:
     for label, v in (("namespace", namespace), ("name", name)):
         if not isinstance(v, str) or not v:
-            raise TypeError(f"registry {label} must be a non-empty str, got {v!r}")
+            raise TypeError(f"registry {label} must be a non-empty str, got {short_repr(v)}")
 
 
 @overload
@@ -112,6 +114,6 @@ def resolve(namespace: str, name_or_obj: Any) -> Any:
             return table[name_or_obj]
         known = sorted(table)
     raise UnknownNameError(
-        f"unknown {namespace} name {name_or_obj!r}; expected one of {known}"
-        + ("" if known else f" (nothing is registered in {namespace!r} yet)")
+        f"unknown {namespace} name {short_repr(name_or_obj)}; expected one of {known}"
+        + ("" if known else f" (nothing is registered in {short_repr(namespace)} yet)")
     )

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ek._validate import number
+from ek._validate import number, short_repr
 from ek.jsonio import read_json, to_json_safe, write_json_atomic
 
 __all__ = [
@@ -82,6 +82,8 @@ def metric_direction(
         False
     """
     if detail is not None:
+        if not isinstance(detail, Mapping):
+            raise TypeError(f"detail must be a mapping or None, got {type(detail).__name__}")
         hib = detail.get("higher_is_better")
         if isinstance(hib, bool):
             return hib
@@ -144,14 +146,14 @@ def undefined_policy(allow_undefined: Any) -> bool | frozenset[str]:
     if isinstance(allow_undefined, str):
         raise TypeError(
             "allow_undefined must be True, False or a collection of check names, got the str "
-            f"{allow_undefined!r} (write [{allow_undefined!r}])"
+            f"{short_repr(allow_undefined)} (write [{short_repr(allow_undefined)}])"
         )
     try:
         names = frozenset(allow_undefined)
     except TypeError:
         raise TypeError(
             "allow_undefined must be True, False or a collection of check names, got "
-            f"{type(allow_undefined).__name__}: {allow_undefined!r:.100}"
+            f"{type(allow_undefined).__name__}: {short_repr(allow_undefined, 100)}"
         ) from None
     bad = sorted(repr(n) for n in names if not isinstance(n, str) or not n)
     if bad:
@@ -170,7 +172,7 @@ def _scalar_check(
         reason = f"undefined (NaN) change {base:.6g} -> {cur:.6g}: " + (
             "allowed by allow_undefined"
             if ok_undefined
-            else f"cannot show it did not regress (allow_undefined=[{name!r}] to accept)"
+            else f"cannot show it did not regress (allow_undefined=[{short_repr(name)}] to accept)"
         )
     elif cur == base:
         regressed, reason = False, "unchanged"
@@ -233,11 +235,13 @@ def regression_gate(
     checks = []
     for name in sorted(baseline):
         tol = tolerance.get(name, 0.0) if isinstance(tolerance, Mapping) else tolerance
-        tol = number(f"tolerance[{name!r}]", tol)
+        tol = number(f"tolerance[{short_repr(name)}]", tol)
         if tol < 0 or math.isnan(tol):
-            raise ValueError(f"tolerance for {name!r} must be >= 0, got {tol!r}")
-        cur = number(f"current[{name!r}]", current[name])
-        base = number(f"baseline[{name!r}]", baseline[name])
+            raise ValueError(
+                f"tolerance for {short_repr(name)} must be >= 0, got {short_repr(tol)}"
+            )
+        cur = number(f"current[{short_repr(name)}]", current[name])
+        base = number(f"baseline[{short_repr(name)}]", baseline[name])
         ok_undefined = allowed is True or (not isinstance(allowed, bool) and name in allowed)
         hib = metric_direction(name, declared=dirs.get(name))
         checks.append(_scalar_check(name, cur, base, hib, tol, ok_undefined))
@@ -267,7 +271,7 @@ def save_baseline(
     """
     if not isinstance(values, Mapping) or not values:
         raise ValueError(
-            f"save_baseline needs a non-empty {{metric: value}} mapping, got {values!r:.100}"
+            f"save_baseline needs a non-empty {{metric: value}} mapping, got {short_repr(values, 100)}"
         )
     from ek import __version__
 
@@ -275,7 +279,7 @@ def save_baseline(
         "format": _BASELINE_FORMAT,
         "version": 1,
         "ek_version": __version__,
-        "values": {str(k): number(f"values[{k!r}]", v) for k, v in values.items()},
+        "values": {str(k): number(f"values[{short_repr(k)}]", v) for k, v in values.items()},
         "higher_is_better": dict(higher_is_better or {}),
         "metadata": dict(metadata or {}),
     }
@@ -291,6 +295,6 @@ def load_baseline(path: str | os.PathLike[str]) -> dict[str, Any]:
     data = read_json(path)
     if not isinstance(data, dict) or data.get("format") != _BASELINE_FORMAT:
         raise ValueError(
-            f"{os.fspath(path)}: not an ek scalar baseline (expected format {_BASELINE_FORMAT!r})"
+            f"{os.fspath(path)}: not an ek scalar baseline (expected format {short_repr(_BASELINE_FORMAT)})"
         )
     return data

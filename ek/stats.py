@@ -32,6 +32,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ek._validate import is_number, short_repr, to_float
+
 __all__ = [
     "MAX_COUNT",
     "MAX_RESAMPLES",
@@ -101,13 +103,17 @@ class Interval:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise TypeError(
-                    f"Interval.{name} must be a float, got {type(v).__name__}: {v!r:.100}"
+                    f"Interval.{name} must be a float, got {type(v).__name__}: {short_repr(v, 100)}"
                 )
-            object.__setattr__(self, name, float(v))
+            object.__setattr__(self, name, to_float(f"Interval.{name}", v))
         if not 0.0 < self.confidence < 1.0:
-            raise ValueError(f"Interval.confidence must be in (0, 1), got {self.confidence!r}")
+            raise ValueError(
+                f"Interval.confidence must be in (0, 1), got {short_repr(self.confidence)}"
+            )
         if not isinstance(self.method, str) or not self.method:
-            raise ValueError(f"Interval.method must be a non-empty str, got {self.method!r}")
+            raise ValueError(
+                f"Interval.method must be a non-empty str, got {short_repr(self.method)}"
+            )
         if not isinstance(self.reason, str):
             raise TypeError(f"Interval.reason must be a str, got {type(self.reason).__name__}")
         if self.low > self.high:  # NaN compares False, so NaN bounds are allowed
@@ -188,7 +194,7 @@ def check_int(name: str, value: Any, minimum: int = 0, maximum: int | None = Non
             value = int(value)
         else:
             raise TypeError(
-                f"{name} must be an int >= {minimum}, got {type(value).__name__}: {value!r:.100}"
+                f"{name} must be an int >= {minimum}, got {type(value).__name__}: {short_repr(value, 100)}"
             )
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {_int_text(value)}")
@@ -230,9 +236,9 @@ def check_confidence(confidence: Any) -> float:
         ValueError: confidence must be in (0, 1), got 95
     """
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-        raise TypeError(f"confidence must be a float in (0, 1), got {confidence!r:.100}")
-    if not 0.0 < float(confidence) < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+        raise TypeError(f"confidence must be a float in (0, 1), got {short_repr(confidence, 100)}")
+    if not 0.0 < confidence < 1.0:  # int vs float compares exactly (no float() overflow)
+        raise ValueError(f"confidence must be in (0, 1), got {short_repr(confidence)}")
     return float(confidence)
 
 
@@ -247,10 +253,12 @@ def _floats(name: str, values: Any) -> list[float]:
     out = []
     for i, v in enumerate(values):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise TypeError(f"{name}[{i}] must be a number, got {type(v).__name__}: {v!r:.100}")
+            raise TypeError(
+                f"{name}[{i}] must be a number, got {type(v).__name__}: {short_repr(v, 100)}"
+            )
         f = float(v)
         if not math.isfinite(f):
-            raise ValueError(f"{name}[{i}] must be finite, got {v!r}")
+            raise ValueError(f"{name}[{i}] must be finite, got {short_repr(v)}")
         out.append(f)
     return out
 
@@ -286,7 +294,7 @@ def normal_quantile(p: float) -> float:
         1.95996398454
     """
     if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p < 1.0:
-        raise ValueError(f"p must be a probability in (0, 1), got {p!r}")
+        raise ValueError(f"p must be a probability in (0, 1), got {short_repr(p)}")
     p_low = 0.02425
     if p < p_low:
         q = math.sqrt(-2.0 * math.log(p))
@@ -322,7 +330,7 @@ def two_sided_z(confidence: float) -> float:
         >>> round(two_sided_z(0.95), 6), round(two_sided_z(0.9), 6)
         (1.959964, 1.644854)
     """
-    return normal_quantile(1.0 - (1.0 - confidence) / 2.0)
+    return normal_quantile(1.0 - (1.0 - check_confidence(confidence)) / 2.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -416,7 +424,8 @@ def _mean_and_var(xs: Sequence[float]) -> tuple[float, float]:
     m = math.fsum(xs) / len(xs)
     if len(xs) < 2:
         return m, _NAN
-    return m, math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    # d * d overflows to inf (a variance beyond a float), where d ** 2 would raise OverflowError
+    return m, math.fsum((x - m) * (x - m) for x in xs) / (len(xs) - 1)
 
 
 def difference_interval(
@@ -499,6 +508,10 @@ def quantile(sorted_xs: Sequence[float], q: float) -> float:
         >>> quantile([0.0, 1.0, 2.0, 10.0], 0.5), quantile([0.0, 1.0, 2.0, 10.0], 0.75)
         (1.5, 4.0)
     """
+    if not is_number(q) or not 0 <= q <= 1:
+        raise ValueError(f"q must be a number in [0, 1], got {short_repr(q)}")
+    if not sorted_xs:
+        raise ValueError("quantile needs at least one value, got none")
     pos = q * (len(sorted_xs) - 1)
     lo = math.floor(pos)
     hi = min(lo + 1, len(sorted_xs) - 1)
@@ -507,12 +520,14 @@ def quantile(sorted_xs: Sequence[float], q: float) -> float:
 
 
 def mean(xs: Sequence[float]) -> float:
-    """The arithmetic mean of non-empty values, summed exactly (``math.fsum``).
+    """The arithmetic mean of values, summed exactly (``math.fsum``); NaN for no values.
 
     Example:
-        >>> mean([0.1] * 10)
-        0.1
+        >>> mean([0.1] * 10), mean([])
+        (0.1, nan)
     """
+    if not xs:
+        return _NAN  # undefined, as every estimator here says it
     return math.fsum(xs) / len(xs)
 
 

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from deepeval.metrics import BaseConversationalMetric, BaseMetric
+from ek._validate import short_repr
 from ek.adapters._shell import (
     EkAdapterError,
     detail_json,
@@ -80,14 +81,14 @@ class _EkShell:
     ) -> None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             raise TypeError(
-                f"threshold must be a number, got {type(threshold).__name__}: {threshold!r}"
+                f"threshold must be a number, got {type(threshold).__name__}: {short_repr(threshold)}"
             )
         if not math.isfinite(threshold):
-            raise ValueError(f"threshold must be finite, got {threshold!r}")
+            raise ValueError(f"threshold must be finite, got {short_repr(threshold)}")
         if name is not None and (not isinstance(name, str) or not name):
-            raise ValueError(f"name must be a non-empty str or None, got {name!r}")
+            raise ValueError(f"name must be a non-empty str or None, got {short_repr(name)}")
         if use_trace not in (None, True, False):
-            raise TypeError(f"use_trace must be True, False or None, got {use_trace!r}")
+            raise TypeError(f"use_trace must be True, False or None, got {short_repr(use_trace)}")
         ek = resolve_metric(metric, check=check, grammar=grammar, price=price, prices=prices)
         higher = bool(getattr(ek, "higher_is_better", True))
         if strict_mode and not higher:

@@ -39,6 +39,7 @@ from inspect_ai.log import transcript
 from inspect_ai.scorer import Score, Scorer, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState
 
+from ek._validate import short_repr
 from ek.adapters._shell import json_safe, resolve_metric, run_metric
 from ek.agents.base import Episode, TaskSpec, ToolSpec, Trajectory
 from ek.agents.bridge import cost_from_inspect_events, from_inspect_sample
@@ -98,7 +99,7 @@ def _rate(key: str, v: Any) -> Any:
         return float(v.strip())
     except ValueError:
         raise TypeError(
-            f"price[{key!r}] must be a number (USD per token) or a numeric string, got {v!r:.200}"
+            f"price[{short_repr(key)}] must be a number (USD per token) or a numeric string, got {short_repr(v)}"
         ) from None
 
 
@@ -110,7 +111,7 @@ def _price(price: Any) -> ModelPrice | None:
             {k: v if k in _TEXT_FIELDS else _rate(str(k), v) for k, v in price.items()}
         )
     raise TypeError(
-        f"price must be a ModelPrice or its dict (USD per token: input, output, ...), got {price!r:.200}"
+        f"price must be a ModelPrice or its dict (USD per token: input, output, ...), got {short_repr(price)}"
     )
 
 
@@ -122,7 +123,7 @@ def _prices(prices: Any) -> Mapping[str, ModelPrice] | None:
     if isinstance(prices, Mapping):
         return {str(k): _price(v) for k, v in prices.items()}  # type: ignore[misc]
     raise TypeError(
-        f"prices must be a {{model: ModelPrice}} mapping or a LiteLLM price-file path, got {prices!r:.200}"
+        f"prices must be a {{model: ModelPrice}} mapping or a LiteLLM price-file path, got {short_repr(prices)}"
     )
 
 
@@ -175,10 +176,12 @@ def _raw_gold(spec: str, state: TaskState, target: Target) -> Any:
         key = spec[len("metadata.") :]
         if key not in md:
             raise ValueError(
-                f"gold {spec!r}: the sample metadata has no {key!r} (keys: {sorted(md)})"
+                f"gold {short_repr(spec)}: the sample metadata has no {short_repr(key)} (keys: {sorted(md)})"
             )
         return md[key]
-    raise ValueError(f"gold spec must be 'target', 'ek_task' or 'metadata.<key>', got {spec!r}")
+    raise ValueError(
+        f"gold spec must be 'target', 'ek_task' or 'metadata.<key>', got {short_repr(spec)}"
+    )
 
 
 class EkScoring:
@@ -243,7 +246,7 @@ class EkScoring:
             self.gold = dict(gold)
         else:
             raise TypeError(
-                f"gold must be a spec string or a {{metric: spec}} mapping, got {gold!r:.200}"
+                f"gold must be a spec string or a {{metric: spec}} mapping, got {short_repr(gold)}"
             )
 
     def _spec(self, name: str, state: TaskState) -> str:

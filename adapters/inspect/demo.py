@@ -44,6 +44,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver, use
 from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import store
 
+from ek._validate import short_repr
 from ek.agents.base import Cost
 from ek.agents.demo.agents import ScriptedAgent, TrialContext, baseline_agent
 from ek.agents.demo.run import DEMO_PRICES
@@ -318,7 +319,9 @@ def run_inspect_demo(
             os.environ["INSPECT_TELEMETRY"] = hook
     if log.status != "success":
         why = log.error.message if log.error is not None else "no error recorded"
-        raise RuntimeError(f"the demo's Inspect run ended with status {log.status!r}: {why}")
+        raise RuntimeError(
+            f"the demo's Inspect run ended with status {short_repr(log.status)}: {why}"
+        )
     path = log.location
     summary = load_run(path)
     scores = list(log.results.scores if log.results else [])

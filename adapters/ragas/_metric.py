@@ -41,6 +41,7 @@ with warnings.catch_warnings():
     from ragas.metrics.base import MetricType, MultiTurnMetric
     from ragas.metrics.collections import BaseMetric
 
+from ek._validate import short_repr
 from ek.adapters._shell import resolve_metric, run_metric
 from ek.agents import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.bridge import from_ragas_sample
@@ -110,7 +111,7 @@ def _check_gold(name: str, metric: Any, reference: Any, reference_tool_calls: An
     given = {"reference": reference, "reference_tool_calls": reference_tool_calls}
     if need is not None and given[need] is None:
         raise ValueError(
-            f"{name} needs the sample's {need!r} column (the gold it scores against), got None; "
+            f"{name} needs the sample's {short_repr(need)} column (the gold it scores against), got None; "
             "give every sample one"
         )
 
@@ -283,7 +284,7 @@ class EkRagasMetric(MultiTurnMetric):
             if not isinstance(v, EkRagasScore):
                 raise TypeError(
                     "aggregate needs the EkRagasScore values this metric returned, got "
-                    f"{type(v).__name__}: {v!r:.80}"
+                    f"{type(v).__name__}: {short_repr(v, 80)}"
                 )
             values.append(Score(float(v), v.detail))
         return float(self._ek.aggregate(values))
@@ -404,4 +405,4 @@ def ek_ragas_metric(
             prices=prices,
             reference_is_json=reference_is_json,
         )
-    raise ValueError(f"api must be 'evaluate' or 'experiment', got {api!r}")
+    raise ValueError(f"api must be 'evaluate' or 'experiment', got {short_repr(api)}")

@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ek._validate import short_repr
 from ek.adapters._shell import metric_label
 
 __all__ = ["check_unique_names", "default_name"]
@@ -125,7 +126,7 @@ def check_unique_names(names: Sequence[str]) -> None:
         if name in seen:
             raise ValueError(
                 "metric names must be unique in one Ragas evaluation (it keeps one result column "
-                f"per name and the last one silently wins); {name!r} is given by metrics "
+                f"per name and the last one silently wins); {short_repr(name)} is given by metrics "
                 f"#{seen[name]} and #{i}: pass distinct name= values"
             )
         seen[name] = i

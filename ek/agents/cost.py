@@ -32,9 +32,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ek._validate import finite, is_number
+from ek._validate import check_keys, finite, is_number, short_repr, to_float
 from ek.agents.episode import TOKEN_KINDS, Cost, Episode
 from ek.base import ReadOnlyDict
+from ek.jsonio import readable_file
 
 __all__ = [
     "CostReport",
@@ -108,11 +109,7 @@ class ModelPrice:
     def from_dict(cls, data: Mapping[str, Any]) -> ModelPrice:
         """Inverse of :meth:`to_dict`."""
         allowed = {*_RATES, "model", "source", "extra"}
-        unknown = sorted(set(data) - allowed)
-        if unknown:
-            raise ValueError(
-                f"ModelPrice: unknown field(s) {unknown}; expected only {sorted(allowed)}"
-            )
+        check_keys("ModelPrice", data, allowed)
         return cls(**dict(data))
 
 
@@ -211,6 +208,10 @@ def resolve_price(model: str | None, catalog: Mapping[str, ModelPrice]) -> Model
     """
     if model is None:
         return None
+    if not isinstance(model, str):
+        raise TypeError(f"model must be a str or None, got {type(model).__name__}")
+    if not isinstance(catalog, Mapping):
+        raise TypeError(f"catalog must be a mapping of model name to ModelPrice, got {type(catalog).__name__}")
     if model in catalog:
         return catalog[model]
     parts = model.split("/")
@@ -238,7 +239,7 @@ def price_cost(cost: Cost, price: ModelPrice | Mapping[str, ModelPrice] | None) 
         ('cache_read_tokens',)
     """
     if not isinstance(cost, Cost):
-        raise TypeError(f"price_cost expects a Cost, got {type(cost).__name__}: {cost!r:.200}")
+        raise TypeError(f"price_cost expects a Cost, got {type(cost).__name__}: {short_repr(cost)}")
     p: ModelPrice | None
     if price is None or isinstance(price, ModelPrice):
         p = price
@@ -246,7 +247,7 @@ def price_cost(cost: Cost, price: ModelPrice | Mapping[str, ModelPrice] | None) 
         p = resolve_price(cost.model, price)
     else:
         raise TypeError(
-            f"price must be a ModelPrice, a {{model: ModelPrice}} catalogue or None, got {price!r:.200}"
+            f"price must be a ModelPrice, a {{model: ModelPrice}} catalogue or None, got {short_repr(price)}"
         )
     if p is None:
         if cost.dollars is not None:
@@ -328,9 +329,9 @@ def cost_of_pass(total_dollars: float | None, successes: float) -> float | None:
         ValueError: negative or non-finite inputs.
     """
     if not is_number(successes):
-        raise TypeError(f"successes must be a number, got {successes!r}")
-    if not math.isfinite(successes) or successes < 0:
-        raise ValueError(f"successes must be a finite number >= 0, got {successes!r}")
+        raise TypeError(f"successes must be a number, got {short_repr(successes)}")
+    if not math.isfinite(to_float("successes", successes)) or successes < 0:
+        raise ValueError(f"successes must be a finite number >= 0, got {short_repr(successes)}")
     if total_dollars is None:
         return None
     d = finite("total_dollars", total_dollars, minimum=0.0)
@@ -580,14 +581,18 @@ def load_prices(
         ValueError: the file is not a JSON object, or ``tier`` is unknown.
     """
     if tier is not None and tier not in _TIERS:
-        raise ValueError(f"tier must be one of {list(_TIERS)} or None, got {tier!r}")
-    with open(path, encoding="utf-8") as fh:
-        data = json.load(fh)
-    if not isinstance(data, dict):
+        raise ValueError(f"tier must be one of {list(_TIERS)} or None, got {short_repr(tier)}")
+    p = readable_file("load_prices", path)
+    try:
+        with open(p, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, or nested too deeply
         raise ValueError(
-            f"{os.fspath(path)}: expected a JSON object of models, got {type(data).__name__}"
-        )
-    src = source or os.path.basename(os.fspath(path))
+            f"{p}: not a JSON price file ({type(e).__name__}: {str(e)[:200]})"
+        ) from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}: expected a JSON object of models, got {type(data).__name__}")
+    src = source or os.path.basename(p)
     out: dict[str, ModelPrice] = {}
     for name, entry in data.items():
         if name == "sample_spec" or not isinstance(entry, dict):

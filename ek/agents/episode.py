@@ -40,7 +40,9 @@ from ek._validate import (
     nonempty_str,
     opt_str,
     plain_json,
+    short_repr,
 )
+from ek.jsonio import readable_file, writable_file
 
 __all__ = [
     "COMPARABILITY_KEYS",
@@ -100,14 +102,14 @@ class Step:
         if type(args) is dict:
             for key in args:
                 if type(key) is not str:
-                    check_mapping(f"Step({tool!r}).args", args)
+                    check_mapping(f"Step({short_repr(tool)}).args", args)
             _set(self, "args", args.copy())
         else:
-            _set(self, "args", check_mapping(f"Step({tool!r}).args", args))
+            _set(self, "args", check_mapping(f"Step({short_repr(tool)}).args", args))
         if self.error is not None and type(self.error) is not str:
-            opt_str(f"Step({tool!r}).error", self.error)
+            opt_str(f"Step({short_repr(tool)}).error", self.error)
         if self.id is not None and type(self.id) is not str:
-            opt_str(f"Step({tool!r}).id", self.id)
+            opt_str(f"Step({short_repr(tool)}).id", self.id)
 
     @property
     def failed(self) -> bool:
@@ -149,7 +151,7 @@ def _to_step(x: Any, i: int) -> Step:
     if isinstance(x, Mapping):
         return Step.from_dict(x)
     raise TypeError(
-        f"trajectory[{i}] must be a Step or a mapping, got {type(x).__name__}: {x!r:.200}"
+        f"trajectory[{i}] must be a Step or a mapping, got {type(x).__name__}: {short_repr(x)}"
     )
 
 
@@ -169,7 +171,7 @@ class Trajectory(Sequence[Step]):
     def __init__(self, steps: Iterable[Step | Mapping[str, Any]] = ()) -> None:
         if isinstance(steps, (str, bytes)) or not isinstance(steps, Iterable):
             raise TypeError(
-                f"Trajectory expects an iterable of steps, got {type(steps).__name__}: {steps!r:.200}"
+                f"Trajectory expects an iterable of steps, got {type(steps).__name__}: {short_repr(steps)}"
             )
         given: tuple[Any, ...] = tuple(steps)
         for x in given:
@@ -230,7 +232,7 @@ class Trajectory(Sequence[Step]):
         """Inverse of :meth:`to_list`."""
         if not isinstance(data, (list, tuple)):
             raise TypeError(
-                f"trajectory must be a list of steps, got {type(data).__name__}: {data!r:.200}"
+                f"trajectory must be a list of steps, got {type(data).__name__}: {short_repr(data)}"
             )
         return cls(data)
 
@@ -387,7 +389,9 @@ class RunProvenance:
         if self.seed is not None and (
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
-            raise TypeError(f"RunProvenance.seed must be an int or None, got {self.seed!r}")
+            raise TypeError(
+                f"RunProvenance.seed must be an int or None, got {short_repr(self.seed)}"
+            )
         object.__setattr__(self, "extra", check_mapping("RunProvenance.extra", self.extra))
         if self.ek_version is None:
             from ek import __version__
@@ -459,11 +463,11 @@ def _costs(value: Any) -> tuple[Cost, ...]:
                 out.append(Cost.from_dict(c))
             else:
                 raise TypeError(
-                    f"Episode.cost[{i}] must be a Cost or a mapping, got {type(c).__name__}: {c!r:.200}"
+                    f"Episode.cost[{i}] must be a Cost or a mapping, got {type(c).__name__}: {short_repr(c)}"
                 )
         return tuple(out)
     raise TypeError(
-        f"Episode.cost must be a Cost, a list of Costs or None, got {type(value).__name__}: {value!r:.200}"
+        f"Episode.cost must be a Cost, a list of Costs or None, got {type(value).__name__}: {short_repr(value)}"
     )
 
 
@@ -518,7 +522,7 @@ class Episode:
     def __post_init__(self) -> None:
         if not isinstance(self.task_id, str) or not self.task_id:
             raise (TypeError if not isinstance(self.task_id, str) else ValueError)(
-                f"Episode.task_id must be a non-empty str, got {self.task_id!r:.200}"
+                f"Episode.task_id must be a non-empty str, got {short_repr(self.task_id)}"
             )
         t = self.trajectory
         if t is None:
@@ -528,7 +532,9 @@ class Episode:
         object.__setattr__(self, "trajectory", t)
         object.__setattr__(self, "cost", _costs(self.cost))
         if self.success is not None and not isinstance(self.success, bool):
-            raise TypeError(f"Episode.success must be a bool or None, got {self.success!r:.200}")
+            raise TypeError(
+                f"Episode.success must be a bool or None, got {short_repr(self.success)}"
+            )
         if self.run is not None and not isinstance(self.run, RunProvenance):
             raise TypeError(
                 f"Episode.run must be a RunProvenance or None, got {type(self.run).__name__}"
@@ -614,6 +620,8 @@ class Episode:
             data = json.loads(line, parse_constant=_reject_constant)
         except json.JSONDecodeError as e:
             raise ValueError(f"Episode.from_json: not valid JSON ({e})") from None
+        except RecursionError:
+            raise ValueError("Episode.from_json: JSON nested too deeply to read") from None
         return cls.from_dict(data)
 
 
@@ -628,11 +636,6 @@ def _json_default(obj: Any) -> Any:
     if isinstance(obj, MappingProxyType):
         return dict(obj)
     return repr(obj)
-
-
-def _check_path(fn: str, path: Any) -> None:
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"{fn} needs a path (str or os.PathLike), got {type(path).__name__}")
 
 
 def write_episodes(
@@ -654,9 +657,9 @@ def write_episodes(
         >>> [e.task_id for e in read_episodes(p)]
         ['a', 'b']
     """
-    _check_path("write_episodes", path)
+    target = writable_file("write_episodes", path)
     n = 0
-    with open(path, "ab" if append else "wb") as fh:
+    with open(target, "ab" if append else "wb") as fh:
         for ep in episodes:
             fh.write(_episode_line(ep))
             n += 1
@@ -678,7 +681,7 @@ def _episode_line(ep: Any) -> bytes:
         return (line + "\n").encode("utf-8")
     except (ValueError, TypeError, RecursionError) as e:
         raise ValueError(
-            f"write_episodes: episode {ep.task_id!r:.100} trial {ep.trial} cannot be written so "
+            f"write_episodes: episode {short_repr(ep.task_id, 100)} trial {ep.trial} cannot be written so "
             f"that read_episodes reads it back ({type(e).__name__}: {str(e)[:300]})"
         ) from None
 
@@ -689,11 +692,10 @@ def read_episodes(path: str | os.PathLike[str]) -> Iterator[Episode]:
     ``path`` must be a str or ``os.PathLike`` (an int or bool, which ``open`` would take as a file
     descriptor, raises ``TypeError``).
     """
-    _check_path("read_episodes", path)
-    return _read_episodes(path)
+    return _read_episodes(readable_file("read_episodes", path))
 
 
-def _read_episodes(path: str | os.PathLike[str]) -> Iterator[Episode]:
+def _read_episodes(path: str) -> Iterator[Episode]:
     with open(path, encoding="utf-8") as fh:
         for i, line in enumerate(fh, 1):
             if not line.strip():

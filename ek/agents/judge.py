@@ -40,8 +40,8 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ek._validate import is_number, positive_number
-from ek.base import ReadOnlyDict, Score, is_episode
+from ek._validate import is_number, positive_number, short_repr
+from ek.base import ReadOnlyDict, Score, check_scores, is_episode
 from ek.calling import CallTimeoutError, EventLoopRunningError, acall, call, is_async_callable
 from ek.iaa import cohen_kappa_result, interval_alpha_pairs, krippendorff_alpha_result
 from ek.quality import JUDGE_COST_TIER
@@ -91,7 +91,7 @@ class JudgeError(RuntimeError):
 
 def _event_loop_error(who: str) -> JudgeError:
     return JudgeError(
-        f"judge {who!r} is async and an event loop is already running in this thread, so a "
+        f"judge {short_repr(who)} is async and an event loop is already running in this thread, so a "
         "synchronous call cannot wait for it; use the async variant (await .acall(...) or "
         "await apairwise_judge(...))",
         kind="event-loop",
@@ -100,11 +100,15 @@ def _event_loop_error(who: str) -> JudgeError:
 
 
 def _raised(who: str, e: BaseException) -> JudgeError:
-    return JudgeError(f"judge {who!r} raised {type(e).__name__}: {e}", kind="raised", judge=who)
+    return JudgeError(
+        f"judge {short_repr(who)} raised {type(e).__name__}: {e}", kind="raised", judge=who
+    )
 
 
 def _timed_out(who: str, timeout: float | None) -> JudgeError:
-    return JudgeError(f"judge {who!r} timed out after {timeout} s", kind="timeout", judge=who)
+    return JudgeError(
+        f"judge {short_repr(who)} timed out after {timeout} s", kind="timeout", judge=who
+    )
 
 
 def _invoke(judge: JudgeFn, args: tuple[Any, ...], timeout: float | None, who: str) -> Any:
@@ -138,16 +142,19 @@ async def _ainvoke(judge: JudgeFn, args: tuple[Any, ...], timeout: float | None,
 def _score(value: Any, scale: tuple[float, float], who: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise JudgeError(
-            f"judge {who!r} must return a number on its scale {list(scale)}, got "
-            f"{type(value).__name__}: {value!r:.100} (parse the model's reply inside the judge "
+            f"judge {short_repr(who)} must return a number on its scale {list(scale)}, got "
+            f"{type(value).__name__}: {short_repr(value, 100)} (parse the model's reply inside the judge "
             "callable)",
             kind="invalid",
             judge=who,
         )
-    v = float(value)
+    try:
+        v = float(value)
+    except (OverflowError, ValueError):
+        v = math.nan  # an int too large for a float: off any scale
     if math.isnan(v) or not scale[0] <= v <= scale[1]:
         raise JudgeError(
-            f"judge {who!r} returned {v!r}, outside its scale [{scale[0]:g}, {scale[1]:g}]",
+            f"judge {short_repr(who)} returned {short_repr(v)}, outside its scale [{scale[0]:g}, {scale[1]:g}]",
             kind="invalid",
             judge=who,
         )
@@ -163,7 +170,7 @@ def _preference(value: Any, who: str) -> float:
         if key in _PREFERENCE_WORDS:
             return _PREFERENCE_WORDS[key]
         raise JudgeError(
-            f"pairwise judge {who!r} returned {value!r}; expected a preference for the first "
+            f"pairwise judge {short_repr(who)} returned {short_repr(value)}; expected a preference for the first "
             f"output in [0, 1] or one of {sorted(_PREFERENCE_WORDS)}",
             kind="invalid",
             judge=who,
@@ -179,7 +186,7 @@ def _check_judge(judge: Any) -> JudgeFn:
 
 def _check_criteria(criteria: Any) -> str:
     if not isinstance(criteria, str) or not criteria.strip():
-        raise ValueError(f"criteria must be a non-empty str, got {criteria!r:.100}")
+        raise ValueError(f"criteria must be a non-empty str, got {short_repr(criteria, 100)}")
     return criteria
 
 
@@ -190,7 +197,9 @@ def _check_scale(scale: Any) -> tuple[float, float]:
     except (TypeError, ValueError, IndexError, KeyError):  # KeyError: a mapping, e.g. {}
         ok = False
     if not ok:
-        raise ValueError(f"scale must be (low, high) with finite low < high, got {scale!r:.100}")
+        raise ValueError(
+            f"scale must be (low, high) with finite low < high, got {short_repr(scale, 100)}"
+        )
     return lo, hi
 
 
@@ -256,7 +265,7 @@ class JudgeSignal:
         self.scale = _check_scale(scale)
         self.timeout = _check_timeout(timeout)
         if not isinstance(name, str) or not name:
-            raise ValueError(f"name must be a non-empty str, got {name!r}")
+            raise ValueError(f"name must be a non-empty str, got {short_repr(name)}")
         self.name = name
 
     def __call__(self, output: Any) -> float:
@@ -327,18 +336,18 @@ class JudgeMetric:
         self.timeout = _check_timeout(timeout)
         if threshold is not None:
             if not is_number(threshold):
-                raise TypeError(f"threshold must be a number or None, got {threshold!r}")
+                raise TypeError(f"threshold must be a number or None, got {short_repr(threshold)}")
             if not self.scale[0] <= threshold <= self.scale[1]:
                 raise ValueError(f"threshold must lie in scale {list(self.scale)}, got {threshold}")
         self.threshold = threshold
         if on_error not in ("raise", "record"):
-            raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+            raise ValueError(f"on_error must be 'raise' or 'record', got {short_repr(on_error)}")
         self.on_error = on_error
         if extract is not None and not callable(extract):
             raise TypeError(f"extract must be callable or None, got {type(extract).__name__}")
         self.extract = extract
         if not isinstance(name, str) or not name:
-            raise ValueError(f"name must be a non-empty str, got {name!r}")
+            raise ValueError(f"name must be a non-empty str, got {short_repr(name)}")
         self.name = name
 
     def _output(self, pred: Any) -> Any:
@@ -403,6 +412,7 @@ class JudgeMetric:
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """``sum(score_sum) / sum(n_scored)`` (NaN when nothing was scored)."""
+        check_scores(scores, "JudgeMetric")
         n = sum(int(s.detail.get("n_scored", 0)) for s in scores)
         if n == 0:
             return _NAN
@@ -533,6 +543,15 @@ def mean_position_bias(results: Sequence[PairwiseResult]) -> float:
         >>> round(mean_position_bias([_pairwise(0.9, 0.5), _pairwise(0.7, 0.7)]), 6)
         0.2
     """
+    if isinstance(results, (str, bytes)) or not isinstance(results, Sequence):
+        raise TypeError(
+            f"mean_position_bias expects a sequence of PairwiseResults, got {type(results).__name__}"
+        )
+    for i, r in enumerate(results):
+        if not isinstance(r, PairwiseResult):
+            raise TypeError(
+                f"mean_position_bias expects PairwiseResults, item {i} is {type(r).__name__}"
+            )
     if not results:
         return _NAN
     return math.fsum(r.position_bias for r in results) / len(results)
@@ -635,9 +654,9 @@ def _check_validation_inputs(
             f"{len(judge_scores)} and {len(human_labels)}"
         )
     if level not in _KAPPA_WEIGHTS:
-        raise ValueError(f"level must be one of {list(_KAPPA_WEIGHTS)}, got {level!r}")
+        raise ValueError(f"level must be one of {list(_KAPPA_WEIGHTS)}, got {short_repr(level)}")
     if not is_number(threshold):
-        raise TypeError(f"threshold must be a number, got {threshold!r}")
+        raise TypeError(f"threshold must be a number, got {short_repr(threshold)}")
     if not -1.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be an alpha in [-1, 1], got {threshold}")
 

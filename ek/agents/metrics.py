@@ -29,12 +29,13 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from ek._validate import thaw
-from ek.base import Score, is_episode
+from ek._validate import short_repr, thaw
+from ek.base import Score, check_scores, is_episode
 from ek.canon import default_canonicalizer
 from ek.registry import UnknownNameError, register, registered, resolve
 
@@ -82,15 +83,20 @@ def output_match(episode: Any, gold: Any) -> bool:
         >>> output_match(Episode("t", output="  Paris "), "paris")
         True
     """
+    _require_episode(episode, "output_match")
     canon = default_canonicalizer()
     out, g = episode.output, _gold_value(gold)
-    if (
+    as_text = (
         isinstance(out, str) != isinstance(g, str)
         and isinstance(out, (str, int, float))
         and isinstance(g, (str, int, float))
-    ):
-        out, g = str(out), str(g)
-    return bool(canon(thaw(out)) == canon(thaw(g)))
+    )
+    want = canon(thaw(str(g) if as_text else g))  # malformed gold raises
+    try:
+        got = canon(thaw(str(out) if as_text else out))
+    except ValueError:  # model output nested past the limit, or an int too long to print
+        return False
+    return bool(got == want)
 
 
 def final_state_match(episode: Any, gold: Any) -> bool:
@@ -104,10 +110,15 @@ def final_state_match(episode: Any, gold: Any) -> bool:
         >>> final_state_match(Episode("t", final_state={"o1": "refunded"}), {"o1": "refunded"})
         True
     """
-    state = episode.final_state
+    _require_episode(episode, "final_state_match")
+    state = getattr(episode, "final_state", None)
+    want = thaw(_gold_value(gold))  # malformed gold raises
     if state is None:
         return False
-    return bool(thaw(state) == thaw(_gold_value(gold)))
+    try:
+        return bool(thaw(state) == want)
+    except ValueError:  # a final state nested past the limit (or cyclic) matches no goal
+        return False
 
 
 def recorded_success(episode: Any, gold: Any) -> bool:
@@ -117,10 +128,11 @@ def recorded_success(episode: Any, gold: Any) -> bool:
         ValueError: the episode recorded no verdict (``success is None``): an absent verdict
             is not a failure of the agent, it is a missing measurement.
     """
-    s = episode.success
+    _require_episode(episode, "recorded_success")
+    s = getattr(episode, "success", None)
     if s is None:
         raise ValueError(
-            f"episode {episode.task_id!r} has no recorded success; use another checker"
+            f"episode {short_repr(episode.task_id)} has no recorded success; use another checker"
         )
     return bool(s)
 
@@ -147,29 +159,49 @@ def resolve_checker(check: str | Callable[[Any, Any], Any] | None) -> Callable[[
     factories = registered("checker_factories") if isinstance(name, str) else []
     if name in factories and name not in registered("checkers"):
         raise UnknownNameError(
-            f"{name!r} is a checker factory, not a checker: build the checker and pass it, "
+            f"{short_repr(name)} is a checker factory, not a checker: build the checker and pass it, "
             f"e.g. check={name}(...) (from the module that defines it); registered checkers "
             f"are {registered('checkers')}"
         )
     fn = resolve("checkers", name)
     if not callable(fn):
         raise TypeError(
-            f"check must be a registered checker name or an (episode, gold) -> bool callable, got {check!r}"
+            f"check must be a registered checker name or an (episode, gold) -> bool callable, got {short_repr(check)}"
         )
     return fn
 
 
 def check_name(check: Any) -> str:
-    """A readable name for a checker (its registered name, ``__name__`` or class name)."""
+    """A readable name for a checker (its registered name, ``__name__`` or class name).
+
+    The name is what a run store records (and compares on resume), so two different anonymous
+    checkers must not share one: a lambda is named by where it was written,
+    ``"<lambda> at module:line"``, and a ``functools.partial`` by the function it wraps.
+
+    Example:
+        >>> check_name("final_state"), check_name(output_match)
+        ('final_state', 'output_match')
+        >>> check_name(lambda ep, gold: True)  # doctest: +ELLIPSIS
+        '<lambda> at ...:...'
+    """
     if isinstance(check, str):
         return check
-    return str(getattr(check, "__name__", type(check).__name__))
+    if isinstance(check, functools.partial):
+        return f"partial({check_name(check.func)})"
+    name = getattr(check, "__name__", None)
+    if not isinstance(name, str):
+        return type(check).__name__
+    code = getattr(check, "__code__", None)
+    if name == "<lambda>" and code is not None:
+        module = getattr(check, "__module__", None) or "?"
+        return f"<lambda> at {module}:{code.co_firstlineno}"
+    return name
 
 
 def _require_episode(pred: Any, metric: str) -> None:
     if not is_episode(pred):
         raise TypeError(
-            f"{metric} expects an Episode (task_id, trajectory, output), got {type(pred).__name__}: {pred!r:.200}"
+            f"{metric} expects an Episode (task_id, trajectory, output), got {type(pred).__name__}: {short_repr(pred)}"
         )
 
 
@@ -249,7 +281,7 @@ class TaskSuccessMetric:
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """The success **rate** over the corpus: ``sum(successes) / sum(n)`` (NaN when empty)."""
-        _check_scores(scores, "TaskSuccessMetric")
+        check_scores(scores, "TaskSuccessMetric", ("successes",))
         n = sum(float(s.detail.get("n", 1)) for s in scores)
         if n == 0:
             return math.nan  # no episode: the rate is undefined
@@ -257,17 +289,6 @@ class TaskSuccessMetric:
 
     def __repr__(self) -> str:
         return f"TaskSuccessMetric(check={_label(self.check)!r})"
-
-
-def _check_scores(scores: Any, owner: str) -> None:
-    """A TypeError unless ``scores`` is a sequence of :class:`~ek.base.Score`."""
-    if isinstance(scores, (str, bytes)) or not isinstance(scores, Sequence):
-        raise TypeError(
-            f"{owner}.aggregate expects a sequence of Scores, got {type(scores).__name__}"
-        )
-    for i, s in enumerate(scores):
-        if not isinstance(s, Score):
-            raise TypeError(f"{owner}.aggregate expects Scores, item {i} is {type(s).__name__}")
 
 
 def _label(check: Any) -> str:
@@ -354,7 +375,7 @@ class CostPerSuccessMetric:
     ) -> None:
         if price is not None and not isinstance(price, ModelPrice):
             raise TypeError(
-                f"price must be a ModelPrice or None, got {type(price).__name__}: {price!r:.200}"
+                f"price must be a ModelPrice or None, got {type(price).__name__}: {short_repr(price)}"
             )
         if prices is not None and not isinstance(prices, Mapping):
             raise TypeError(
@@ -387,7 +408,7 @@ class CostPerSuccessMetric:
         part makes the total unknown) or the corpus is empty
         (:func:`ek.agents.cost.corpus_cost_of_pass`).
         """
-        _check_scores(scores, "CostPerSuccessMetric")
+        check_scores(scores, "CostPerSuccessMetric", ("dollars", "successes"))
         return corpus_cost_of_pass(_dollars_successes(s.detail) for s in scores)
 
     def __repr__(self) -> str:

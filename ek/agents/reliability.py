@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ek._validate import short_repr
 from ek.base import ReadOnlyDict
 from ek.stats import (
     MAX_COUNT,
@@ -306,15 +307,15 @@ def _check_counts(counts: Any) -> dict[str, tuple[int, int]]:
     out: dict[str, tuple[int, int]] = {}
     for task, pair in counts.items():
         if not isinstance(task, str):
-            raise TypeError(f"counts keys must be task-id strings, got {task!r}")
+            raise TypeError(f"counts keys must be task-id strings, got {short_repr(task)}")
         if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
             raise TypeError(
-                f"counts[{task!r}] must be a pair (n trials, c successes), got {pair!r}"
+                f"counts[{short_repr(task)}] must be a pair (n trials, c successes), got {short_repr(pair)}"
             )
-        n = check_int(f"counts[{task!r}] n", pair[0], 0, MAX_COUNT)
-        c = check_int(f"counts[{task!r}] c", pair[1], 0, MAX_COUNT)
+        n = check_int(f"counts[{short_repr(task)}] n", pair[0], 0, MAX_COUNT)
+        c = check_int(f"counts[{short_repr(task)}] c", pair[1], 0, MAX_COUNT)
         if c > n:
-            raise ValueError(f"counts[{task!r}]: successes c={c} must be <= trials n={n}")
+            raise ValueError(f"counts[{short_repr(task)}]: successes c={c} must be <= trials n={n}")
         out[task] = (n, c)
     return out
 
@@ -486,16 +487,18 @@ def reliability(
         subs: dict[str, ReliabilityReport] = {}
         for name, ids in slices.items():
             if isinstance(ids, str):
-                raise TypeError(f"slices[{name!r}] must be a sequence of task ids, not a str")
+                raise TypeError(
+                    f"slices[{short_repr(name)}] must be a sequence of task ids, not a str"
+                )
             unknown = sorted(str(t) for t in ids if t not in counts)
             if unknown:
-                raise ValueError(f"slices[{name!r}] names unknown task(s) {unknown[:10]}")
+                raise ValueError(f"slices[{short_repr(name)}] names unknown task(s) {unknown[:10]}")
             sub = {t: data[t] for t in ids if t in data}
             if not sub:
-                raise ValueError(f"slices[{name!r}] has no task with trials")
+                raise ValueError(f"slices[{short_repr(name)}] has no task with trials")
             sub_notes: list[str] = []
             if k >= 2 and all(c in (0, n) for n, c in sub.values()):
-                sub_notes.append(f"slice {name!r}: every task is all-pass or all-fail")
+                sub_notes.append(f"slice {short_repr(name)}: every task is all-pass or all-fail")
             subs[str(name)] = _build(sub, k, confidence, n_resamples, seed, sub_notes)
         report = ReliabilityReport(
             counts=report.counts,

@@ -24,7 +24,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ek._validate import check_keys, check_mapping, finite, nonempty_str, opt_str, plain_json
+from ek._validate import (
+    check_keys,
+    check_mapping,
+    finite,
+    nonempty_str,
+    opt_str,
+    plain_json,
+    short_repr,
+)
 from ek.agents.episode import Trajectory
 from ek.base import ReadOnlyDict
 from ek.grammar import JSON_TYPES, FieldSpec, GraphGrammar, NodeType
@@ -45,28 +53,28 @@ def _fields_from_schema(
 ) -> tuple[FieldSpec, ...]:
     if not isinstance(parameters, Mapping):
         raise TypeError(
-            f"ToolSpec {tool!r}: parameters must be a JSON-schema object, got {parameters!r:.200}"
+            f"ToolSpec {short_repr(tool)}: parameters must be a JSON-schema object, got {short_repr(parameters)}"
         )
     props = parameters.get("properties", {}) or {}
     if not isinstance(props, Mapping):
         raise TypeError(
-            f"ToolSpec {tool!r}: parameters.properties must be a mapping, got {props!r:.200}"
+            f"ToolSpec {short_repr(tool)}: parameters.properties must be a mapping, got {short_repr(props)}"
         )
     required = parameters.get("required", []) or []
     if not isinstance(required, (list, tuple)):
         raise TypeError(
-            f"ToolSpec {tool!r}: parameters.required must be a list, got {required!r:.200}"
+            f"ToolSpec {short_repr(tool)}: parameters.required must be a list, got {short_repr(required)}"
         )
     unknown_imp = sorted(set(importance) - set(props))
     if unknown_imp:
         raise ValueError(
-            f"ToolSpec {tool!r}: importance given for unknown argument(s) {unknown_imp}"
+            f"ToolSpec {short_repr(tool)}: importance given for unknown argument(s) {unknown_imp}"
         )
     out = []
     for name, sch in props.items():
         if not isinstance(sch, Mapping):
             raise TypeError(
-                f"ToolSpec {tool!r}: schema of argument {name!r} must be a mapping, got {sch!r:.200}"
+                f"ToolSpec {short_repr(tool)}: schema of argument {short_repr(name)} must be a mapping, got {short_repr(sch)}"
             )
         t = sch.get("type")
         if isinstance(t, list):
@@ -139,29 +147,35 @@ class ToolSpec:
     ) -> None:
         self.name = nonempty_str("ToolSpec.name", name)
         if not isinstance(destructive, bool):
-            raise TypeError(f"ToolSpec {name!r}: destructive must be a bool, got {destructive!r}")
+            raise TypeError(
+                f"ToolSpec {short_repr(name)}: destructive must be a bool, got {short_repr(destructive)}"
+            )
         arg_list = tuple(args)
         if parameters is not None and arg_list:
-            raise ValueError(f"ToolSpec {name!r}: give either args or parameters, not both")
+            raise ValueError(
+                f"ToolSpec {short_repr(name)}: give either args or parameters, not both"
+            )
         if parameters is not None:
             arg_list = _fields_from_schema(name, parameters, dict(importance or {}))
         elif importance:
             raise ValueError(
-                f"ToolSpec {name!r}: importance= applies to parameters=; set FieldSpec.importance instead"
+                f"ToolSpec {short_repr(name)}: importance= applies to parameters=; set FieldSpec.importance instead"
             )
         for a in arg_list:
             if not isinstance(a, FieldSpec):
-                raise TypeError(f"ToolSpec {name!r}: args must be FieldSpec, got {a!r:.200}")
+                raise TypeError(
+                    f"ToolSpec {short_repr(name)}: args must be FieldSpec, got {short_repr(a)}"
+                )
         self.args: tuple[FieldSpec, ...] = arg_list
         self.parameters: Mapping[str, Any] | None = (
             None if parameters is None else ReadOnlyDict(parameters)
         )
         self.destructive = destructive
         w = (DESTRUCTIVE_WEIGHT if destructive else 1.0) if weight is None else weight
-        self.weight = finite(f"ToolSpec {name!r}: weight", w, minimum=0.0)
+        self.weight = finite(f"ToolSpec {short_repr(name)}: weight", w, minimum=0.0)
         if not isinstance(description, str):
             raise TypeError(
-                f"ToolSpec {name!r}: description must be a str, got {description!r:.200}"
+                f"ToolSpec {short_repr(name)}: description must be a str, got {short_repr(description)}"
             )
         self.description = description
         self.to_node_type()  # validates argument names are unique
@@ -217,7 +231,7 @@ class ToolSpec:
         kw = dict(data)
         if "args" in kw:
             if not isinstance(kw["args"], (list, tuple)):
-                raise TypeError(f"ToolSpec.args must be a list, got {kw['args']!r:.200}")
+                raise TypeError(f"ToolSpec.args must be a list, got {short_repr(kw['args'])}")
             kw["args"] = [
                 a if isinstance(a, FieldSpec) else FieldSpec.from_dict(a) for a in kw["args"]
             ]
@@ -239,7 +253,7 @@ class ToolSpec:
             raise TypeError(f"a tool's 'function' must be a mapping, got {type(fn).__name__}")
         if "name" not in fn:
             raise ValueError(
-                f"a tool definition needs a 'name', got keys {sorted(map(str, fn))[:10]}"
+                f"a tool definition needs a 'name', got keys {short_repr(sorted(map(str, fn))[:10])}"
             )
         params = fn.get("parameters", fn.get("input_schema", {"type": "object", "properties": {}}))
         return cls(fn["name"], parameters=params, description=str(fn.get("description", "")), **kw)
@@ -248,7 +262,7 @@ class ToolSpec:
 def _tools(value: Any) -> tuple[ToolSpec, ...]:
     if not isinstance(value, (list, tuple)):
         raise TypeError(
-            f"TaskSpec.tools must be a list of ToolSpec, got {type(value).__name__}: {value!r:.200}"
+            f"TaskSpec.tools must be a list of ToolSpec, got {type(value).__name__}: {short_repr(value)}"
         )
     out = []
     for t in value:
@@ -293,10 +307,10 @@ class TaskSpec:
         opt_str("TaskSpec.slice", self.slice)
         tags = self.tags
         if isinstance(tags, str) or not isinstance(tags, (list, tuple)):
-            raise TypeError(f"TaskSpec.tags must be a list of str, got {tags!r:.200}")
+            raise TypeError(f"TaskSpec.tags must be a list of str, got {short_repr(tags)}")
         for t in tags:
             if not isinstance(t, str):
-                raise TypeError(f"TaskSpec.tags must be str, got {t!r:.200}")
+                raise TypeError(f"TaskSpec.tags must be str, got {short_repr(t)}")
         object.__setattr__(self, "tags", tuple(tags))
         object.__setattr__(self, "metadata", check_mapping("TaskSpec.metadata", self.metadata))
 

@@ -58,6 +58,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ek._validate import short_repr
 from ek.agents.bridge.duck import cost_list
 from ek.agents.episode import Cost, Episode, RunProvenance, Step, Trajectory
 from ek.agents.spec import TaskSpec, ToolSpec
@@ -111,10 +112,12 @@ def _aligned(owner: str, values: Any, n: int) -> list[Any]:
     if values is None:
         return [None] * n
     if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-        raise TypeError(f"metadata[{owner!r}] must be a list, got {type(values).__name__}")
+        raise TypeError(
+            f"metadata[{short_repr(owner)}] must be a list, got {type(values).__name__}"
+        )
     if len(values) != n:
         raise ValueError(
-            f"metadata[{owner!r}] must have one entry per tool call ({n}), got {len(values)}"
+            f"metadata[{short_repr(owner)}] must have one entry per tool call ({n}), got {len(values)}"
         )
     return list(values)
 

@@ -33,11 +33,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ek._validate import short_repr
 from ek.agents.bridge.duck import content_text, field_of, token_count
 from ek.agents.bridge.messages import cost_from_usage, trajectory_from_messages
 from ek.agents.episode import Cost, Episode, RunProvenance
 from ek.base import ReadOnlyDict, Score
-from ek.jsonio import from_json_safe
+from ek.jsonio import from_json_safe, readable_file
 
 __all__ = [
     "DEFAULT_ROLES",
@@ -178,17 +179,20 @@ def _named_verdict(
 ) -> tuple[bool | None, str | None]:
     name, _, key = success_from.partition(":")
     if name not in scores:
-        return None, f"scorer {name!r} did not score it (its scores: {sorted(scores)})"
+        return None, f"scorer {short_repr(name)} did not score it (its scores: {sorted(scores)})"
     s = scores[name]
     value = field_of(s, "value")
     if isinstance(value, Mapping):
         if (key or "success") not in value:
-            return None, f"scorer {name!r} has no key {key or 'success'!r} in its value"
+            return (
+                None,
+                f"scorer {short_repr(name)} has no key {short_repr(key or 'success')} in its value",
+            )
         value = value[key or "success"]
     f = _float(value)
     if math.isnan(f):
         why = field_of(s, "explanation") or field_of(s, "reason")
-        return None, f"scorer {name!r} left it unscored" + (f" ({why})" if why else "")
+        return None, f"scorer {short_repr(name)} left it unscored" + (f" ({why})" if why else "")
     return f >= threshold, None
 
 
@@ -210,7 +214,7 @@ def inspect_verdict(
     if success_from is not None:
         if not isinstance(success_from, str) or not success_from:
             raise ValueError(
-                f"success_from must be a scorer name ('name' or 'name:key'), got {success_from!r}"
+                f"success_from must be a scorer name ('name' or 'name:key'), got {short_repr(success_from)}"
             )
         return _named_verdict(scores, success_from, threshold)
     failed = None
@@ -385,6 +389,8 @@ def from_inspect_sample(
         raise ValueError(
             f"from_inspect_sample expects an Inspect EvalSample or TaskState (with an id), got {type(obj).__name__}"
         )
+    if isinstance(sid, bool) or not isinstance(sid, (str, int)):  # Inspect ids are int | str
+        raise TypeError(f"an Inspect sample id must be a str or an int, got {type(sid).__name__}")
     epoch = token_count(field_of(obj, "epoch", 1))
     evs = list(events) if events is not None else list(_events_of(obj))
     costs = cost_from_inspect_events(evs, roles=roles)
@@ -528,7 +534,7 @@ def ek_scores_from_inspect_scores(
         if not isinstance(ek, Mapping):
             continue
         if ek.get("error"):
-            failed.append(f"ek scorer {scorer!r} failed: {ek['error']}")
+            failed.append(f"ek scorer {short_repr(scorer)} failed: {ek['error']}")
             continue
         recorded = ek.get("scores")
         if not isinstance(recorded, Mapping):
@@ -620,19 +626,38 @@ def _raw_eval_samples(path: str) -> Iterator[Mapping[str, Any]] | None:
                 try:
                     data = zf.read(n)
                     yield json.loads(data)
-                except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
+                except (OSError, EOFError, zipfile.BadZipFile, ValueError, RecursionError) as e:
                     raise ValueError(
-                        f"{path}: cannot read sample {n!r} of the Inspect log "
+                        f"{path}: cannot read sample {short_repr(n)} of the Inspect log "
                         f"({type(e).__name__}: {e}); is the file truncated or still being written?"
                     ) from None
 
     return gen()
 
 
+def _json_log_samples(p: str) -> list[Any]:
+    """The samples of a ``.json`` log, read by the standard library first: a file nested too
+    deeply (which Inspect's own reader would exhaust memory on) or not a JSON object is refused.
+    """
+    try:
+        with open(p, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (ValueError, RecursionError) as e:
+        raise ValueError(
+            f"{p}: not a readable Inspect log ({type(e).__name__}: {str(e)[:200]})"
+        ) from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}: not a readable Inspect log (a JSON {type(data).__name__})")
+    samples = data.get("samples") or []
+    if not isinstance(samples, list):
+        raise ValueError(f"{p}: the Inspect log's samples are a {type(samples).__name__}")
+    return samples
+
+
 def _header(ilog: Any, p: str) -> Any:
     try:
         return ilog.read_eval_log(p, header_only=True)
-    except (OSError, ValueError, KeyError, EOFError) as e:
+    except (OSError, ValueError, KeyError, EOFError, RecursionError) as e:
         # e.g. a truncated .eval: Inspect says only "EOCD not found" (no end of the zip)
         raise ValueError(
             f"{p}: not a readable Inspect log ({type(e).__name__}: {e}); is the file truncated "
@@ -670,18 +695,16 @@ def read_inspect_log(
         ValueError: the file is not a readable Inspect log (truncated, not a log); the message
             names the file.
     """
-    p = os.fspath(path)
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"no Inspect log at {p!r}")
+    p = readable_file(
+        "read_inspect_log", path, "Inspect log"
+    )  # a FIFO or a directory is refused, not read
     ilog = _require_inspect()
+    json_samples = _json_log_samples(p) if p.endswith(".json") else None
     header = _header(ilog, p)
     prov = run if run is not None else provenance_from_inspect_header(header, location=p)
-    samples: Iterable[Any] | None = None
+    samples: Iterable[Any] | None = json_samples
     if p.endswith(".eval") and field_of(header, "version") == 2:
         samples = _raw_eval_samples(p)
-    elif p.endswith(".json"):
-        with open(p, encoding="utf-8") as fh:
-            samples = json.load(fh).get("samples") or []
     if samples is None:
         samples = ilog.read_eval_log_samples(p, all_samples_required=False)
     for s in samples:

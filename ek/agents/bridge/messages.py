@@ -37,15 +37,18 @@ Example:
 
 from __future__ import annotations
 
-import math
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ek._validate import is_number, short_repr
 from ek.agents.bridge.duck import content_text, field_of, token_count
 from ek.agents.episode import Cost, Step, Trajectory
 from ek.agents.toolcalls.parse import malformed_step, normalize_call
 
 __all__ = ["cost_from_usage", "trajectory_from_messages"]
+
+_MAX_DOLLARS = sys.float_info.max  # a reported cost beyond a float (e.g. 10**400) is not used
 
 
 def _role(msg: Any) -> str | None:
@@ -136,7 +139,7 @@ def _unparsed(call: Any, why: str) -> Step:
     name = field_of(call, "name", field_of(call, "function"))
     if not isinstance(name, str):
         name = field_of(name, "name")
-    return malformed_step(f"call {name!r:.80}: malformed arguments: {why}")
+    return malformed_step(f"call {short_repr(name, 80)}: malformed arguments: {why}")
 
 
 def _call_list(calls: Any) -> list[Any]:
@@ -148,7 +151,7 @@ def _call_list(calls: Any) -> list[Any]:
         return list(calls)
     return [
         malformed_step(
-            f"tool_calls must be a list of calls, got {type(calls).__name__}: {calls!r:.80}"
+            f"tool_calls must be a list of calls, got {type(calls).__name__}: {short_repr(calls, 80)}"
         )
     ]
 
@@ -168,7 +171,9 @@ def _assistant_calls(msg: Any, pairing: _Pairing) -> None:
             seen.add(str(cid))
     for c in field_of(msg, "invalid_tool_calls") or []:  # LangChain: arguments that did not parse
         err = field_of(c, "error") or "could not parse the arguments"
-        pairing.add_call(_unparsed(c, f"{err}: {field_of(c, 'args')!r:.200}"), field_of(c, "id"))
+        pairing.add_call(
+            _unparsed(c, f"{err}: {short_repr(field_of(c, 'args'))}"), field_of(c, "id")
+        )
     fc = field_of(msg, "function_call")  # legacy OpenAI
     if fc is not None and not calls:
         pairing.add_call(fc, None)
@@ -238,7 +243,7 @@ def trajectory_from_messages(messages: Iterable[Any]) -> Trajectory:
     """
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
         raise TypeError(
-            f"trajectory_from_messages expects a sequence of messages, got {type(messages).__name__}: {messages!r:.200}"
+            f"trajectory_from_messages expects a sequence of messages, got {type(messages).__name__}: {short_repr(messages)}"
         )
     pairing = _Pairing()
     for raw in messages:
@@ -270,13 +275,10 @@ def cost_from_usage(usage: Any, model: str | None = None, role: str = "agent") -
     if reasoning > out:
         out += reasoning
     dollars = field_of(usage, "total_cost")
-    if (
-        not isinstance(dollars, (int, float))
-        or isinstance(dollars, bool)
-        or not math.isfinite(dollars)
-        or dollars < 0
-    ):
+    if not is_number(dollars) or not 0 <= dollars <= _MAX_DOLLARS:  # NaN fails too
         dollars = None
+    if model is not None and not isinstance(model, str):
+        raise TypeError(f"model must be a str or None, got {type(model).__name__}")
     return Cost(
         input_tokens=token_count(field_of(usage, "input_tokens")),
         output_tokens=out,

@@ -55,6 +55,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ek._validate import short_repr
 from ek.agents.bridge.duck import cost_list
 from ek.agents.episode import Cost, Episode, RunProvenance, Step, Trajectory
 from ek.agents.spec import TaskSpec, ToolSpec
@@ -103,7 +104,7 @@ def _kind(msg: Any, i: int) -> str:
     t = _ALIASES.get(t, t)
     if t not in _KINDS:
         raise ValueError(
-            f"user_input[{i}] must be a human, ai or tool message, got {type(msg).__name__}: {msg!r:.200}"
+            f"user_input[{i}] must be a human, ai or tool message, got {type(msg).__name__}: {short_repr(msg)}"
         )
     return str(t)
 
@@ -129,7 +130,7 @@ def _parts(sample: Any) -> tuple[list[Any], Any, Any]:
     if not isinstance(msgs, (list, tuple)):
         raise TypeError(
             "from_ragas_sample expects a MultiTurnSample, a row with a 'user_input' message list, "
-            f"or a message list; got {type(sample).__name__}: {sample!r:.200}"
+            f"or a message list; got {type(sample).__name__}: {short_repr(sample)}"
         )
     return list(msgs), _get(sample, "reference"), _get(sample, "reference_tool_calls")
 
