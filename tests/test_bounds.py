@@ -119,12 +119,13 @@ def test_trajectory_at_the_limit_still_aligns() -> None:
     assert s.value == 1.0 and s.passed
 
 
-def test_trajectory_unordered_limit_is_the_call_limit() -> None:
-    s = TrajectoryMetric("superset")(_calls(MAX_CALLS + 1), _calls(2))
+def test_trajectory_unordered_limit_is_the_step_limit() -> None:
+    # issue 22: any_order / superset share MAX_STEPS (their assignment is solved by classes)
+    s = TrajectoryMetric("superset")(_calls(MAX_STEPS + 1), _calls(2))
     assert s.value == 0.0 and not s.passed
-    assert s.reason == f"prediction has {MAX_CALLS + 1} steps, over the limit {MAX_CALLS}"
-    with pytest.raises(ValueError, match="prediction has 501 steps"):
-        TrajectoryMetric("superset").align(_calls(MAX_CALLS + 1), _calls(2))
+    assert s.reason == f"prediction has {MAX_STEPS + 1} steps, over the limit {MAX_STEPS}"
+    with pytest.raises(ValueError, match=f"prediction has {MAX_STEPS + 1} steps"):
+        TrajectoryMetric("superset").align(_calls(MAX_STEPS + 1), _calls(2))
 
 
 def test_tool_calls_long_prediction_scored_invalid() -> None:

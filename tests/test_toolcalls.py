@@ -25,6 +25,7 @@ from ek.agents.toolcalls import (
     tool_call_score,
 )
 from ek.agents.trajectory import TrajectoryMetric
+from ek.base import Score
 from ek.evaluate import evaluate
 from ek.grammar import FieldSpec, GraphGrammar, NodeType
 from ek.registry import resolve
@@ -572,3 +573,32 @@ def test_the_package_imports_no_private_names_and_has_no_type_checking_edges() -
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("ek"):
                 private = [a.name for a in node.names if a.name.startswith("_")]
                 assert not private, (f.name, node.module, private)
+
+
+def test_nan_or_infinity_in_argument_json_is_a_malformed_call() -> None:
+    # Python's json reader takes NaN/Infinity; JSON does not (issue 18): the call is malformed,
+    # scored as an extra <malformed call> of unit mass, never as a call with a NaN argument.
+    gold = [{"name": "f", "arguments": {"x": 1}}]
+    for text in ('{"x": NaN}', '{"x": Infinity}', '{"x": [1, -Infinity]}'):
+        s = ToolCallMetric()([{"name": "f", "arguments": text}], gold)
+        # gold f with one argument: mass 1 + 1 = 2 missing; the malformed call: mass 1 extra
+        assert (s.value, s.detail["fp"], s.detail["fn"], s.passed) == (0.0, 1.0, 2.0, False)
+        assert "is not a JSON value" in s.detail["extra"][0]["reason"]
+    with pytest.raises(ValueError, match="is not a JSON value"):  # gold is read strictly
+        ToolCallMetric()([], [{"name": "f", "arguments": '{"x": NaN}'}])
+
+
+def test_argument_json_too_deep_or_too_long_is_a_malformed_call() -> None:
+    gold = [{"name": "f", "arguments": {"x": 1}}]
+    for text in ("[" * 100_000, '{"x": 1' + "0" * 5000 + "}"):
+        s = ToolCallMetric()([{"name": "f", "arguments": text}], gold)
+        assert s.value == 0.0 and s.detail["extra"][0]["tool"] == "<malformed call>"
+        assert len(s.reason) < 1000  # the text is cut before it is quoted
+
+
+def test_aggregate_refuses_what_is_not_a_tool_call_score() -> None:
+    m = ToolCallMetric()
+    with pytest.raises(TypeError, match="expects Scores, item 0 is str"):
+        m.aggregate(["x"])
+    with pytest.raises(ValueError, match="no detail 'tp'"):
+        m.aggregate([Score(1.0)])

@@ -27,14 +27,40 @@ Score = 1 - cost / worst-case cost, where the worst case deletes every expected 
 ``exact`` / ``any_order``) inserts every actual step; empty against empty is 1.0. The corpus
 aggregate is 1 - sum(cost) / sum(worst-case), a ratio of sums.
 
-**Alignment.** The order-honouring schemes run an O(n*m) Needleman-Wunsch dynamic programme
+**Alignment.** The order-honouring schemes run a Needleman-Wunsch dynamic programme
 (Needleman & Wunsch 1970, J. Mol. Biol. 48:443) with the costs above; the traceback lists
 ``match`` / ``substitute`` / ``insert`` / ``delete`` operations with step indices, tool names and
 the arguments that differed. Ties are broken deterministically: from the last cell backwards,
 a diagonal move (match or substitute) is preferred over a delete (an expected step is missing),
 and a delete over an insert (an actual step is extra). The order-free schemes use
-:func:`ek.agents.toolcalls.match_calls`' maximum bipartite matching. No graph edit distance and
-no networkx (DESIGN rule 2): a trajectory is a sequence, and order is what this metric checks.
+:func:`ek.agents.toolcalls.match_calls`' maximum bipartite matching (exact pairs claimed by
+hashing, large groups of literal calls solved through classes of interchangeable calls: see
+:mod:`ek.agents.toolcalls.assign`). No graph edit distance and no networkx (DESIGN rule 2): a
+trajectory is a sequence, and order is what this metric checks.
+
+**Banded alignment** (issue 22; the idea of Ukkonen 1985, Inf. Control 64:100, for weighted
+costs). The DP runs first on a band of diagonals, 16 either side of the diagonals of the two
+ends, and records, for every way of leaving the band, a lower bound on any path that does: the
+band's cost of its last cell inside, plus the move out, plus the gaps that returning to the
+final diagonal must cost at their cheapest. If every such bound exceeds the band's optimum,
+every optimal path of the full table lies in the band, so each cell on it has the full table's
+value and each traceback choice the full table's candidates: the cost, the alignment and the
+Score are the full table's, ties included (``tests/test_trajectory_banded.py`` checks them
+against an independent full table). Otherwise the band is widened at once to the margin where
+leaving it must cost more than the band's optimum (gap costs alone), which then proves itself.
+For near-identical trajectories that is O(n·d), d the alignment's cost over the cheapest gap;
+when the band would cover half the table the full O(n·m) table runs instead.
+
+**Limits.** :data:`MAX_STEPS` = 5,000 steps a side for every scheme (a longer expected
+trajectory is a ValueError, a longer actual one scores 0). ``exact`` / ``in_order`` compute at
+most :data:`MAX_CELLS` = 4,000,000 cells in banded passes, and run the full table only when it
+is no larger than that (2,000 x 2,000 steps, what was accepted before issue 22, still always
+aligns); two longer trajectories that differ too much for a band within the budget are refused
+the same way, with the reason (5,000-step near-identical trajectories align in about 0.4 s,
+see bench/README.md). ``any_order`` / ``superset`` let the Hungarian solve at most
+:data:`MAX_ASSIGNMENT_CELLS` = 500,000 cells (the tool groups the class reduction cannot take:
+tool schemas, AnyOf gold, arguments agreeing across the sides in many different ways), which
+is what ToolCallMetric's 500-call limit allows.
 
 **How the schemes map to other libraries** (what "passes" means; their graded scores differ):
 
@@ -76,14 +102,16 @@ Example:
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Literal, NamedTuple
 
+from ek._validate import short_repr
 from ek.agents.spec import TaskSpec, ToolSpec
-from ek.agents.toolcalls import MAX_CALLS, over_limit_reason
-from ek.agents.toolcalls.assign import match
+from ek.agents.toolcalls import over_limit_reason
+from ek.agents.toolcalls.assign import AssignmentTooLarge, match
 from ek.agents.toolcalls.compare import compare
 from ek.agents.toolcalls.gold import show
 from ek.agents.toolcalls.parse import (
@@ -95,12 +123,14 @@ from ek.agents.toolcalls.parse import (
     split_gold,
 )
 from ek.agents.toolcalls.values import Context
-from ek.base import Score
+from ek.base import Score, check_scores
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.grammar import GraphGrammar
 from ek.registry import register
 
 __all__ = [
+    "MAX_ASSIGNMENT_CELLS",
+    "MAX_CELLS",
     "MAX_STEPS",
     "SCHEMES",
     "AlignmentOp",
@@ -115,17 +145,31 @@ Scheme = Literal["exact", "in_order", "any_order", "superset"]
 
 SCHEMES: tuple[str, ...] = ("exact", "in_order", "any_order", "superset")
 
-#: Most steps per side (expected / actual) for ``exact`` and ``in_order``: the O(n*m) alignment
-#: of 2,000 x 2,000 steps takes 1-1.5 s (3,000 took 6 s; see bench/README.md). ``any_order``
-#: and ``superset`` use the tool-call assignment and its limit,
-#: :data:`~ek.agents.toolcalls.MAX_CALLS` (500). A longer expected trajectory is a ValueError;
-#: a longer actual one is scored 0 (not passed) by the metric, before any alignment.
-MAX_STEPS = 2_000
+#: Most steps per side (expected / actual), every scheme. A longer expected trajectory is a
+#: ValueError; a longer actual one is scored 0 (not passed) by the metric, before any work.
+#: What bounds the work within it is :data:`MAX_CELLS` (``exact`` / ``in_order``) and
+#: :data:`MAX_ASSIGNMENT_CELLS` (``any_order`` / ``superset``); see bench/README.md.
+MAX_STEPS = 5_000
+
+#: Most Needleman-Wunsch cells computed for one ``exact`` / ``in_order`` alignment: the banded
+#: passes together, or the full table (2,000 x 2,000 steps, 1-1.5 s, the limit before issue
+#: 22, so every pair of trajectories of at most 2,000 steps still aligns). Two longer
+#: trajectories that differ so much that no band within it is proven optimal are refused
+#: like an over-long one (ValueError from ``align``; scored 0 with the reason by the metric).
+MAX_CELLS = 4_000_000
+
+#: Most cost-matrix cells the Hungarian may solve for one ``any_order`` / ``superset``
+#: comparison (summed over tool groups): one group of 500 x 500 calls, what
+#: :data:`~ek.agents.toolcalls.MAX_CALLS` lets ToolCallMetric solve. Only groups the class
+#: reduction cannot take count (schemas, AnyOf gold, arguments agreeing in many ways); beyond
+#: it, refused as above.
+MAX_ASSIGNMENT_CELLS = 500_000
+
+_BAND_START = 16  # the first band: 16 diagonals either side of the two ends' diagonals
 
 
-def _size_reason(n_gold: int, n_pred: int, scheme: str) -> str:
-    limit = MAX_STEPS if scheme in ("exact", "in_order") else MAX_CALLS
-    return over_limit_reason(n_gold, n_pred, limit, "steps")
+def _size_reason(n_gold: int, n_pred: int) -> str:
+    return over_limit_reason(n_gold, n_pred, MAX_STEPS, "steps")
 
 
 class AlignmentOp(NamedTuple):
@@ -290,61 +334,245 @@ class _SubCosts:
         return self.pair(self.e_uid[i], self.a_uid[j])[1]
 
 
+def _suffix_min(xs: Sequence[float]) -> list[float]:
+    """``out[i]`` = min(xs[i:]), ``out[len(xs)]`` = inf."""
+    out = [math.inf] * (len(xs) + 1)
+    for i in range(len(xs) - 1, -1, -1):
+        out[i] = min(xs[i], out[i + 1])
+    return out
+
+
+class _Band(NamedTuple):
+    """One pass of the DP over the diagonals ``lo <= j - i <= hi``."""
+
+    total: float  # the band's cost at (n, m): a path's cost, so >= the optimum
+    exit: float  # a lower bound on every path that leaves the band (inf: none can)
+    starts: list[int]  # first column of each row
+    ptrs: list[bytes]  # traceback codes of each row (0 diagonal, 1 delete, 2 insert)
+    cells: int
+
+
+class _Rows:
+    """Substitution costs of one expected step against a run of actual steps."""
+
+    __slots__ = ("at", "counts", "identity", "rows", "sub")
+
+    def __init__(self, sub: _SubCosts, preds: list[PredictedCall]) -> None:
+        self.sub = sub
+        self.identity = len(sub.a_rep) == len(sub.a_uid)  # unique index = position
+        self.counts: dict[int, int] = {}
+        for u in sub.e_uid:
+            self.counts[u] = self.counts.get(u, 0) + 1
+        self.rows: dict[int, list[float]] = {}
+        self.at: dict[str, list[int]] = {}  # tool -> the positions of its actual steps
+        for j, p in enumerate(preds):
+            self.at.setdefault(p.tool, []).append(j)
+
+    def get(self, i: int, j0: int, j1: int) -> list[float]:
+        """Costs of expected step ``i`` against actual steps ``j0 .. j1 - 1``."""
+        sub = self.sub
+        u = sub.e_uid[i]
+        srow = self.rows.get(u)
+        if srow is None:
+            if self.counts[u] == 1 and 4 * (j1 - j0) < len(sub.a_rep):
+                return self._narrow(u, j0, j1)
+            urow = sub.unique_row(u)
+            srow = urow if self.identity else [urow[a] for a in sub.a_uid]
+            if self.counts[u] > 1:
+                self.rows[u] = srow
+        return srow[j0:j1] if j0 or j1 < len(srow) else srow
+
+    def _narrow(self, u: int, j0: int, j1: int) -> list[float]:
+        """A narrow band's run, not kept: only the steps of the same tool are compared."""
+        sub = self.sub
+        out = [math.inf] * (j1 - j0)
+        g = sub.e_rep[u]
+        at = self.at.get(g.tool, [])
+        a_uid, a_rep = sub.a_uid, sub.a_rep
+        info = sub.ctx.tool(g.tool)
+        lit = g.lit
+        imps, dimp = info.importances, info.default_importance
+        for x in range(bisect_left(at, j0), bisect_left(at, j1)):
+            j = at[x]
+            if lit is None or info.fields is not None:
+                out[j - j0] = sub.pair(u, a_uid[j])[0]
+                continue
+            pf = a_rep[a_uid[j]].fargs  # the fast path of unique_row, one cell
+            c = 0.0
+            for k, v in lit.items():
+                if pf.get(k, _MISSING) != v:
+                    c += imps.get(k, dimp)
+            for k in pf:
+                if k not in lit:
+                    c += imps.get(k, dimp)
+            out[j - j0] = c
+        return out
+
+
+def _band_pass(rows: _Rows, dels: Sequence[float], ins: Sequence[float], lo: int, hi: int) -> _Band:
+    """The DP restricted to the diagonals ``lo <= j - i <= hi`` (``lo <= min(0, m - n)``,
+    ``hi >= max(0, m - n)``), cells outside counted as unreachable; with ``lo <= -n`` and
+    ``hi >= m`` it is the full table. Each cell's code is the full table's rule: diagonal,
+    then delete, then insert, on ties. ``exit`` bounds every path that leaves the band: the
+    band's cost of its last cell inside, plus the move out, plus what returning to the final
+    diagonal must cost at least (that many deletions, or insertions, at their cheapest)."""
+    n, m = len(dels), len(ins)
+    k_end = m - n
+    inf = math.inf
+    min_del, min_ins = _suffix_min(dels), _suffix_min(ins)
+    b = min(m, hi)
+    prev = [0.0] * (b + 1)
+    acc = 0.0
+    for j in range(b):
+        acc += ins[j]
+        prev[j + 1] = acc
+    starts, ptrs = [0], [bytes(b + 1)]
+    exit_ = _exit_hi(prev, 0, 0, b, hi, k_end, m, ins, min_del)
+    cells = b + 1
+    pa = 0
+    for i in range(1, n + 1):
+        a, b = max(0, i + lo), min(m, i + hi)
+        cur, codes = _band_row(rows, prev, pa, i, a, b, dels[i - 1], ins)
+        starts.append(a)
+        ptrs.append(codes)
+        cells += b - a + 1
+        exit_ = min(exit_, _exit_hi(cur, a, i, b, hi, k_end, m, ins, min_del))
+        if a == i + lo and i < n:  # the lo boundary: delete expected step i, then insert back
+            back = k_end - lo + 1
+            if back <= m - a:
+                exit_ = min(exit_, cur[0] + dels[i] + back * min_ins[a])
+        prev, pa = cur, a
+    return _Band(prev[m - pa], exit_ if lo > -n or hi < m else inf, starts, ptrs, cells)
+
+
+def _exit_hi(
+    row: list[float],
+    a: int,
+    i: int,
+    b: int,
+    hi: int,
+    k_end: int,
+    m: int,
+    ins: Sequence[float],
+    min_del: list[float],
+) -> float:
+    """The bound for leaving the band by the hi boundary from row ``i``: insert actual step
+    ``b``, then delete at least ``hi + 1 - (m - n)`` expected steps."""
+    if b != i + hi or b >= m:
+        return math.inf
+    return row[b - a] + ins[b] + (hi + 1 - k_end) * min_del[i]
+
+
+def _band_row(
+    rows: _Rows,
+    prev: list[float],
+    pa: int,
+    i: int,
+    a: int,
+    b: int,
+    dl: float,
+    ins: Sequence[float],
+) -> tuple[list[float], bytes]:
+    """Row ``i`` over columns ``a .. b`` from row ``i - 1`` (``prev``, from column ``pa``)."""
+    inf = math.inf
+    if a == 0:
+        left = prev[0] + dl
+        cur, codes, j0 = [left], [1], 1
+    else:
+        left = inf
+        cur, codes, j0 = [], [], a
+    if j0 > b:
+        return cur, bytes(codes)
+    srow = rows.get(i - 1, j0 - 1, b)
+    diags = prev[j0 - 1 - pa : b - pa]
+    ups = prev[j0 - pa : b - pa + 1]
+    if len(ups) < len(diags):
+        ups.append(inf)
+    ca = cur.append
+    pc = codes.append
+    for s, ic, diag, up in zip(srow, islice(ins, j0 - 1, b), diags, ups):
+        d = diag + s
+        w = up + dl
+        x = left + ic
+        if d <= w:
+            if d <= x:
+                left = d
+                pc(0)
+            else:
+                left = x
+                pc(2)
+        elif w <= x:
+            left = w
+            pc(1)
+        else:
+            left = x
+            pc(2)
+        ca(left)
+    return cur, bytes(codes)
+
+
+class _AlignmentTooLarge(ValueError):
+    """Two long trajectories that differ too much to align within :data:`MAX_CELLS`."""
+
+
 def _needleman_wunsch(
-    sub: _SubCosts, dels: Sequence[float], ins: Sequence[float]
+    sub: _SubCosts, preds: list[PredictedCall], dels: Sequence[float], ins: Sequence[float]
 ) -> tuple[float, list[tuple[str, int, int]]]:
     """Minimum-cost global alignment and its traceback (expected rows, actual columns).
 
-    O(n*m) time; one byte of traceback per cell. Ties: diagonal, then delete, then insert.
+    Banded (Ukkonen 1985): the DP runs on a band of diagonals around the two ends' diagonals,
+    doubled until no path leaving it can cost as much as the band's own optimum; then every
+    optimal path, every cell value on it and every traceback choice is the full table's, so
+    the alignment is the full table's, ties included (see the module docstring). O(n·d) for
+    near-identical trajectories, the full O(n·m) table (one byte of traceback per cell) when
+    the band would cover half of it. Ties: diagonal, then delete, then insert.
+
+    Raises:
+        _AlignmentTooLarge: the band needs more than :data:`MAX_CELLS` cells and the full
+            table is larger than that too.
     """
     n, m = len(dels), len(ins)
-    prev = [0.0] * (m + 1)
-    acc = 0.0
-    for j in range(m):
-        acc += ins[j]
-        prev[j + 1] = acc
-    e_uid, a_uid = sub.e_uid, sub.a_uid
-    identity = len(sub.a_rep) == m  # every actual step distinct: unique index = position
-    counts: dict[int, int] = {}
-    for u in e_uid:
-        counts[u] = counts.get(u, 0) + 1
-    rows: dict[int, list[float]] = {}
-    ptrs: list[bytes] = []
-    for i in range(n):
-        dl = dels[i]
-        u = e_uid[i]
-        srow = rows.get(u)
-        if srow is None:
-            urow = sub.unique_row(u)
-            srow = urow if identity else [urow[a] for a in a_uid]
-            if counts[u] > 1:
-                rows[u] = srow
-        left = prev[0] + dl
-        cur = [left]
-        codes = [1]
-        ca = cur.append
-        pa = codes.append
-        for s, ic, diag, up in zip(srow, ins, prev, islice(prev, 1, None)):
-            d = diag + s
-            w = up + dl
-            x = left + ic
-            if d <= w:
-                if d <= x:
-                    left = d
-                    pa(0)
-                else:
-                    left = x
-                    pa(2)
-            elif w <= x:
-                left = w
-                pa(1)
-            else:
-                left = x
-                pa(2)
-            ca(left)
-        ptrs.append(bytes(codes))
-        prev = cur
-    total = prev[m]
+    rows = _Rows(sub, preds)
+    k_end = m - n
+    spent = 0
+    h = _BAND_START
+    full = (n + 1) * (m + 1)
+    while True:
+        lo, hi = min(0, k_end) - h, max(0, k_end) + h
+        cells = (n + 1) * min(m + 1, min(m, hi) - max(-n, lo) + 1)  # at most
+        if 2 * cells >= full or spent + cells > MAX_CELLS:
+            break  # half the table or more, or over the budget: the full table
+        band = _band_pass(rows, dels, ins, lo, hi)
+        spent += band.cells
+        if band.exit > band.total:
+            return band.total, _traceback(band, n, m)
+        h = max(2 * h, _band_needed(band.total, dels, ins, k_end))
+    if n * m > MAX_CELLS:
+        raise _AlignmentTooLarge(
+            f"expected {n} and actual {m} steps differ too much to align within "
+            f"{MAX_CELLS:,} cells (MAX_CELLS): no band that fits is proven optimal and the "
+            f"full table has {n * m:,}"
+        )
+    band = _band_pass(rows, dels, ins, -n, m)
+    return band.total, _traceback(band, n, m)
+
+
+def _band_needed(cost: float, dels: Sequence[float], ins: Sequence[float], k_end: int) -> int:
+    """The smallest band margin ``h`` past which leaving the band must cost more than
+    ``cost`` (a path's cost, so at least the optimum): reaching diagonal ``hi + 1`` takes
+    ``hi + 1`` insertions more than deletions and coming back ``hi + 1 - (m - n)`` deletions;
+    symmetrically below. The next band then proves itself optimal."""
+    min_ins = min(ins, default=0.0)
+    min_del = min(dels, default=0.0)
+    if min_ins + min_del <= 0.0:
+        return len(dels) + len(ins) + 1  # no gap is sure to cost: the full table
+    h = int(cost // (min_ins + min_del)) + 1  # (both sides pay at least h gaps each way)
+    return min(h, len(dels) + len(ins) + 1)
+
+
+def _traceback(band: _Band, n: int, m: int) -> list[tuple[str, int, int]]:
+    """The operations from (0, 0) to (n, m), read back from the codes."""
+    starts, ptrs = band.starts, band.ptrs
     ops: list[tuple[str, int, int]] = []  # (kind, expected index, actual index); -1 = none
     i, j = n, m
     while i > 0 or j > 0:
@@ -353,7 +581,7 @@ def _needleman_wunsch(
         elif j == 0:
             code = 1
         else:
-            code = ptrs[i - 1][j]
+            code = ptrs[i][j - starts[i]]
         if code == 0:
             ops.append(("diag", i - 1, j - 1))
             i -= 1
@@ -365,7 +593,7 @@ def _needleman_wunsch(
             ops.append(("insert", -1, j - 1))
             j -= 1
     ops.reverse()
-    return total, ops
+    return ops
 
 
 def _diff_args(p: PredictedCall, g: ExpectedCall, ctx: Context) -> tuple[Mapping[str, Any], ...]:
@@ -389,7 +617,7 @@ def _ordered(
     sub = _SubCosts(golds, preds, ctx)
     dels = [g.mass for g in golds]
     ins = [p.mass for p in preds] if scheme == "exact" else [0.0] * len(preds)
-    total, raw = _needleman_wunsch(sub, dels, ins)
+    total, raw = _needleman_wunsch(sub, preds, dels, ins)
     ops = []
     for kind, i, j in raw:
         if kind == "diag":
@@ -424,7 +652,9 @@ def _unordered(
     preds: list[PredictedCall], golds: list[ExpectedCall], ctx: Context, scheme: str
 ) -> TrajectoryResult:
     extra_cost = scheme == "any_order"
-    r = match(preds, golds, ctx, objective="edit", extra_cost=extra_cost)
+    r = match(
+        preds, golds, ctx, objective="edit", extra_cost=extra_cost, max_cells=MAX_ASSIGNMENT_CELLS
+    )
     ops = []
     cost = 0.0
     for mt in r.matched:
@@ -460,7 +690,7 @@ def _unordered(
 
 def _check_scheme(scheme: Any) -> str:
     if scheme not in SCHEMES:
-        raise ValueError(f"scheme must be one of {list(SCHEMES)}, got {scheme!r}")
+        raise ValueError(f"scheme must be one of {list(SCHEMES)}, got {short_repr(scheme, 80)}")
     return str(scheme)
 
 
@@ -468,7 +698,7 @@ def _run(
     actual: Any, expected: Any, ctx: Context, golds: list[ExpectedCall], scheme: str
 ) -> TrajectoryResult:
     preds = prepare_predicted(actual, ctx)
-    reason = _size_reason(len(golds), len(preds), scheme)
+    reason = _size_reason(len(golds), len(preds))
     if reason:
         raise ValueError(reason)
     return _align(preds, golds, ctx, scheme)
@@ -505,8 +735,10 @@ def align_trajectory(
         A frozen :class:`TrajectoryResult`.
 
     Raises:
-        ValueError: a bad scheme, or a side longer than the limit (:data:`MAX_STEPS` = 2,000
-            steps for ``exact`` / ``in_order``, 500 for ``any_order`` / ``superset``).
+        ValueError: a bad scheme, a side longer than :data:`MAX_STEPS` (5,000 steps), or
+            two trajectories whose alignment needs more than :data:`MAX_CELLS` DP cells
+            (``exact`` / ``in_order``) or :data:`MAX_ASSIGNMENT_CELLS` assignment cells
+            (``any_order`` / ``superset``).
 
     Example:
         >>> from ek.agents.base import Step
@@ -657,7 +889,7 @@ class TrajectoryMetric:
             ctx = Context(g_grammar, self._canon, self._memo)
         golds = prepare_gold(calls, ctx)
         preds = prepare_predicted(pred, ctx)
-        return ctx, golds, preds, _size_reason(len(golds), len(preds), self.scheme)
+        return ctx, golds, preds, _size_reason(len(golds), len(preds))
 
     def align(self, pred: Any, gold: Any) -> TrajectoryResult:
         """The :class:`TrajectoryResult` behind :meth:`__call__`.
@@ -674,17 +906,29 @@ class TrajectoryMetric:
         """Score an actual trajectory (Episode, Trajectory or list of calls) against the gold.
 
         An actual trajectory over the limit (:data:`MAX_STEPS`) scores 0 (not passed, cost =
-        worst case) with a reason, without being aligned; an expected one is a ValueError.
+        worst case) with a reason, without being aligned; an expected one is a ValueError. So
+        does one whose alignment would need more than :data:`MAX_CELLS` cells
+        (``exact`` / ``in_order``) or :data:`MAX_ASSIGNMENT_CELLS` (``any_order`` /
+        ``superset``), found out within that much work.
         """
         ctx, golds, preds, reason = self._inputs(pred, gold)
         if not reason:
-            return trajectory_score(_align(preds, golds, ctx, self.scheme))
+            try:
+                return trajectory_score(_align(preds, golds, ctx, self.scheme))
+            except (_AlignmentTooLarge, AssignmentTooLarge) as e:  # the work would be unbounded
+                reason = str(e)
         worst = math.fsum(g.mass for g in golds) + math.fsum(p.mass for p in preds)
         detail = {"cost": worst, "worst_case": worst, "passed": False, "scheme": self.scheme}
         return Score(0.0, {**detail, "higher_is_better": True, "reason": reason, "alignment": []})
 
     def aggregate(self, scores: Sequence[Score]) -> float:
-        """1 - sum(cost) / sum(worst_case) over the corpus; NaN for no scores."""
+        """1 - sum(cost) / sum(worst_case) over the corpus; NaN for no scores.
+
+        Raises:
+            TypeError: ``scores`` is not a sequence of Scores.
+            ValueError: a Score without ``cost`` / ``worst_case`` in its detail.
+        """
+        check_scores(scores, "TrajectoryMetric", ("cost", "worst_case"))
         if not scores:
             return math.nan
         cost = math.fsum(float(s.detail["cost"]) for s in scores)

@@ -79,7 +79,7 @@ from ek.agents.toolcalls.parse import (
 )
 from ek.agents.toolcalls.result import CallMatch, MatchResult, UnmatchedCall
 from ek.agents.toolcalls.values import Context
-from ek.base import ReadOnlyDict, Score
+from ek.base import ReadOnlyDict, Score, check_scores
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.fields import micro_f1
 from ek.grammar import GraphGrammar
@@ -107,9 +107,11 @@ __all__ = [
 ]
 
 #: Most calls per side (gold / prediction) of one episode. The min-cost assignment is cubic in
-#: the size of a tool group: 500 calls of one tool with partly wrong arguments take about 1.7 s
-#: (1,000 take 9 s, 2,000 take 31 s; see bench/README.md). A longer gold is a ValueError, a
-#: longer prediction is scored 0 (not valid) with a reason, before any matching.
+#: the size of a tool group where it cannot be decided by hashing: 500 calls of one tool with
+#: partly wrong arguments take about 1.7 s, and with many equally good pairings (a schema tool,
+#: AnyOf gold, arguments agreeing in many ways) up to 10-17 s (see bench/README.md, "Remaining
+#: worst case"). A longer gold is a ValueError, a longer prediction is scored 0 (not valid) with
+#: a reason, before any matching.
 MAX_CALLS = 500
 
 
@@ -202,17 +204,17 @@ def tool_call_score(result: MatchResult) -> Score:
     """
     valid = result.valid
     f1 = result.value
-    detail = {
-        "tp": result.tp,
-        "fp": result.fp,
-        "fn": result.fn,
-        "passed": valid,
-        "valid": valid,
-        "higher_is_better": True,
-        "reason": result.explain(f1, valid),
+    detail = ReadOnlyDict(
+        tp=result.tp,
+        fp=result.fp,
+        fn=result.fn,
+        passed=valid,
+        valid=valid,
+        higher_is_better=True,
+        reason=result.explain(f1, valid),
         **result.to_dict(),
-    }
-    return Score(f1, ReadOnlyDict(detail))
+    )
+    return Score(f1, detail)
 
 
 class _PreparedGold:
@@ -360,7 +362,13 @@ class ToolCallMetric:
         return tool_call_score(match(preds, golds, ctx))
 
     def aggregate(self, scores: Sequence[Score]) -> float:
-        """Corpus micro-F1 from the summed weighted TP/FP/FN; NaN for no scores."""
+        """Corpus micro-F1 from the summed weighted TP/FP/FN; NaN for no scores.
+
+        Raises:
+            TypeError: ``scores`` is not a sequence of Scores.
+            ValueError: a Score without ``tp``/``fp``/``fn`` in its detail.
+        """
+        check_scores(scores, "ToolCallMetric", ("tp", "fp", "fn"))
         if not scores:
             return math.nan
         return micro_f1(s.detail for s in scores)

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ek._validate import thaw
+from ek._validate import short_repr, thaw
 from ek.agents.spec import ToolSpec
 from ek.agents.toolcalls.gold import AnyOf, GoldCall
 from ek.agents.toolcalls.values import Context
@@ -70,7 +70,7 @@ def _bfcl_param(values: Any) -> AnyOf:
     """
     if not isinstance(values, list):
         raise ValueError(
-            f"BFCL possible answers must be lists of acceptable values, got {values!r:.200}"
+            f"BFCL possible answers must be lists of acceptable values, got {short_repr(values, 200)}"
         )
     optional = any(type(x) is str and x == "" for x in values)
     vals = [_bfcl_value(x) for x in values if not (type(x) is str and x == "")]
@@ -89,10 +89,14 @@ def _checked_entries(
         raise ValueError(f"from_bfcl: question id {qid!r} does not match answer id {aid!r}")
     funcs = q.get("function")
     if not isinstance(funcs, list):
-        raise ValueError(f"BFCL entry {qid!r}: 'function' must be a list, got {funcs!r:.200}")
+        raise ValueError(
+            f"BFCL entry {qid!r}: 'function' must be a list, got {short_repr(funcs, 200)}"
+        )
     truth = a.get("ground_truth")
     if not isinstance(truth, list):
-        raise ValueError(f"BFCL entry {qid!r}: 'ground_truth' must be a list, got {truth!r:.200}")
+        raise ValueError(
+            f"BFCL entry {qid!r}: 'ground_truth' must be a list, got {short_repr(truth, 200)}"
+        )
     return qid, funcs, truth
 
 
@@ -145,7 +149,7 @@ def from_bfcl(
     for call in truth:
         if not isinstance(call, Mapping) or len(call) != 1:
             raise ValueError(
-                f"BFCL entry {qid!r}: each ground-truth call must be a single-key dict, got {call!r:.200}"
+                f"BFCL entry {qid!r}: each ground-truth call must be a single-key dict, got {short_repr(call, 200)}"
             )
         (name, params), *_ = call.items()
         if not isinstance(params, Mapping):

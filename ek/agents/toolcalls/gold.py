@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ek._validate import short_repr
+
 __all__ = ["AnyOf", "GoldCall", "show"]
 
 
@@ -80,11 +82,13 @@ class GoldCall:
 
     def __post_init__(self) -> None:
         if not isinstance(self.tool, str) or not self.tool:
-            raise ValueError(f"GoldCall.tool must be a non-empty str, got {self.tool!r:.200}")
+            raise ValueError(
+                f"GoldCall.tool must be a non-empty str, got {short_repr(self.tool, 200)}"
+            )
         if not isinstance(self.args, Mapping):
             raise TypeError(
                 f"GoldCall({self.tool!r}).args must be a mapping, got "
-                f"{type(self.args).__name__}: {self.args!r:.200}"
+                f"{type(self.args).__name__}: {short_repr(self.args, 200)}"
             )
         bad = [k for k in self.args if not isinstance(k, str)]
         if bad:

@@ -51,6 +51,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from ek._validate import short_repr
 from ek.agents.episode import Step, Trajectory
 from ek.agents.spec import TaskSpec, ToolSpec
 from ek.agents.toolcalls.bfcl import BfclCase
@@ -172,7 +173,7 @@ def _name_and_raw(obj: Any) -> tuple[Any, Any]:
     if fn is not _ABSENT and fn is not None:  # OpenAI: {"function": {"name", "arguments"}}
         if not isinstance(fn, Mapping) and _field(fn, "name") is _ABSENT:
             raise _shape_error(
-                f"'function' must be a name or a {{name, arguments}} object, got {fn!r:.120}"
+                f"'function' must be a name or a {{name, arguments}} object, got {short_repr(fn, 120)}"
             )
         obj = fn
     key, name = _one(obj, _NAME_KEYS, "tool name")
@@ -187,15 +188,23 @@ def _name_and_raw(obj: Any) -> tuple[Any, Any]:
             unknown = sorted(str(k) for k in obj if k not in _KNOWN_KEYS)
             if unknown:
                 raise _shape_error(
-                    f"call {name!r:.80} has no arguments field but unknown key(s) {unknown[:5]}"
+                    f"call {short_repr(name, 80)} has no arguments field but unknown key(s) {unknown[:5]}"
                 )
         elif not any(hasattr(obj, k) for k in _ARG_KEYS):
-            raise _shape_error(f"call {name!r:.80} has no arguments field: {_describe(obj)}")
+            raise _shape_error(
+                f"call {short_repr(name, 80)} has no arguments field: {_describe(obj)}"
+            )
     return name, raw
 
 
 def _describe(obj: Any) -> str:
-    return f"{type(obj).__name__}: {obj!r:.200}"
+    return f"{type(obj).__name__}: {short_repr(obj, 200)}"
+
+
+def _not_json(name: str) -> Any:
+    """``json.loads``' hook for ``NaN``, ``Infinity`` and ``-Infinity``: Python's reader takes
+    them, JSON (RFC 8259) does not, and a model that writes them wrote no valid call."""
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _args(raw: Any, name: str) -> Mapping[str, Any]:
@@ -207,16 +216,20 @@ def _args(raw: Any, name: str) -> Mapping[str, Any]:
         if not text.strip():
             return {}
         try:
-            raw = json.loads(text)
+            raw = json.loads(text, parse_constant=_not_json)
         except json.JSONDecodeError as e:
             raise _shape_error(
                 f"call {name!r}: arguments string is not JSON ({e.msg} at char {e.pos}): "
-                f"{text!r:.200}"
+                f"{short_repr(text, 200)}"
+            ) from None
+        except (ValueError, RecursionError) as e:  # NaN/Infinity, too deep, an int too long
+            raise _shape_error(
+                f"call {name!r}: arguments string is not JSON ({e}): {text[:200]!r}"
             ) from None
         if not isinstance(raw, Mapping):
             raise _shape_error(
                 f"call {name!r}: args must be a mapping (a JSON object), got "
-                f"{type(raw).__name__}: {text!r:.200}"
+                f"{type(raw).__name__}: {short_repr(text, 200)}"
             )
         return raw
     if not isinstance(raw, Mapping):
@@ -225,7 +238,9 @@ def _args(raw: Any, name: str) -> Mapping[str, Any]:
         )
     for k in raw:
         if type(k) is not str:
-            raise _shape_error(f"call {name!r}: argument names must be str, got {k!r:.80}")
+            raise _shape_error(
+                f"call {name!r}: argument names must be str, got {short_repr(k, 80)}"
+            )
     return raw
 
 
@@ -246,7 +261,9 @@ def read_call(obj: Any) -> tuple[str, Mapping[str, Any]]:
         raise _shape_error(f"a call must be a mapping or an object, got {_describe(obj)}")
     name, raw = _name_and_raw(obj)
     if not isinstance(name, str) or not name:
-        raise _shape_error(f"no tool name: tool name must be a non-empty str, got {name!r:.120}")
+        raise _shape_error(
+            f"no tool name: tool name must be a non-empty str, got {short_repr(name, 120)}"
+        )
     return name, _args(raw, name)
 
 
@@ -327,7 +344,7 @@ def normalize_calls(objs: Any, *, strict: bool = True) -> list[Step]:
         return list(objs.steps)
     if isinstance(objs, (str, bytes, Mapping)) or not isinstance(objs, Iterable):
         kind = "a single dict" if isinstance(objs, Mapping) else type(objs).__name__
-        raise _shape_error(f"expected a list of calls, got {kind}: {objs!r:.200}")
+        raise _shape_error(f"expected a list of calls, got {kind}: {short_repr(objs, 200)}")
     out = []
     for i, obj in enumerate(objs):
         try:
@@ -509,7 +526,7 @@ def call_list(obj: Any, what: str) -> list[Any]:
     if isinstance(obj, (str, bytes, Mapping)) or not isinstance(obj, Iterable):
         raise TypeError(
             f"{what} must be an Episode, a Trajectory or a list of calls, got "
-            f"{type(obj).__name__}: {obj!r:.200}"
+            f"{type(obj).__name__}: {short_repr(obj, 200)}"
         )
     return list(obj)
 
@@ -589,7 +606,7 @@ def resolve_grammar(grammar: Any) -> GraphGrammar | None:
         return GraphGrammar(t.to_node_type() for t in grammar)
     raise TypeError(
         f"grammar must be a GraphGrammar, a TaskSpec, a list of ToolSpec or None, got "
-        f"{type(grammar).__name__}: {grammar!r:.200}"
+        f"{type(grammar).__name__}: {short_repr(grammar, 200)}"
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ek._validate import short_repr
 from ek.agents.toolcalls.compare import ArgVerdict, Comparison, identical
 from ek.agents.toolcalls.gold import show
 from ek.agents.toolcalls.parse import MALFORMED_TOOL, ExpectedCall, PredictedCall
@@ -262,9 +263,9 @@ def _enumerate(items: list[str]) -> str:
 def _brief(expected: Any) -> str:
     """A short rendering of a gold pattern as :func:`show` gives it."""
     if type(expected) is dict and "any_of" in expected:
-        s = " or ".join(f"{v!r:.40}" for v in expected["any_of"]) or "nothing"
+        s = " or ".join(f"{short_repr(v, 40)}" for v in expected["any_of"]) or "nothing"
         return s + (" (optional)" if expected.get("optional") else "")
-    return f"{expected!r:.40}"
+    return f"{short_repr(expected, 40)}"
 
 
 def _malformed_reason(p: PredictedCall) -> str | None:
@@ -286,11 +287,13 @@ def _extra_text(p: PredictedCall) -> str:
 
 def _wrong_text(tool: str, gi: int, pi: int, a: ArgVerdict) -> str:
     if a.verdict == "wrong":
-        what = f"got {a.predicted!r:.40}, expected {_brief(show(a.expected))} ({a.reason})"
+        what = (
+            f"got {short_repr(a.predicted, 40)}, expected {_brief(show(a.expected))} ({a.reason})"
+        )
     elif a.verdict == "missing":
         what = f"missing ({a.reason})"
     else:
-        what = f"unexpected {a.predicted!r:.40} ({a.reason})"
+        what = f"unexpected {short_repr(a.predicted, 40)} ({a.reason})"
     return f"{tool}.{a.arg} (call #{pi} vs gold #{gi}) {what}, cost {a.importance:g}"
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ek._validate import short_repr
 from ek.agents.toolcalls.gold import AnyOf
 from ek.canon import (
     Canonicalizer,
@@ -125,7 +126,7 @@ class Tool:
 def _bad_value(v: Any) -> TypeError:
     return TypeError(
         "argument values must be JSON-like (str, int, float, bool, None, list, dict), "
-        f"got {type(v).__name__}: {v!r:.120}"
+        f"got {type(v).__name__}: {short_repr(v, 120)}"
     )
 
 
@@ -218,7 +219,7 @@ class Context:
         items = []
         for k, x in v.items():
             if type(k) is not str:
-                raise TypeError(f"dict keys must be str, got {k!r:.120}")
+                raise TypeError(f"dict keys must be str, got {short_repr(k, 120)}")
             items.append((k, self.freeze(x, p)))
         items.sort(key=_first)
         return (DICT, tuple(items))
@@ -290,7 +291,7 @@ def compile_pattern(x: Any, ctx: Context, path: tuple[int, ...] = ()) -> Any:
         items = {}
         for k, v in x.items():
             if type(k) is not str:
-                raise TypeError(f"dict keys must be str, got {k!r:.120}")
+                raise TypeError(f"dict keys must be str, got {short_repr(k, 120)}")
             items[k] = compile_pattern(v, ctx, p)
         return DictPattern(items)
     return ctx.freeze(x, path)
