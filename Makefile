@@ -49,7 +49,7 @@ lint: install
 # that adapters/inspect does not shadow the standard library's inspect module.
 typecheck: install
 	$(BIN)/mypy
-	$(BIN)/mypy --explicit-package-bases adapters/inspect adapters/deepeval adapters/ragas
+	$(BIN)/mypy --explicit-package-bases adapters/inspect adapters/deepeval adapters/ragas adapters/pydantic_evals
 
 pytest: install
 	$(BIN)/python -m pytest

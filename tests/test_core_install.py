@@ -38,7 +38,13 @@ _BARE = textwrap.dedent(
     """
 )
 
-_HOSTS = ("inspect", "deepeval", "ragas")
+#: (module under ek.adapters, the extra that installs its host)
+_HOSTS = (
+    ("inspect", "inspect"),
+    ("deepeval", "deepeval"),
+    ("ragas", "ragas"),
+    ("pydantic_evals", "pydantic-evals"),
+)
 
 
 def _bare(code: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -59,7 +65,7 @@ def test_every_core_module_imports_with_the_standard_library_alone() -> None:
         import importlib, json, pkgutil, sys
         import ek
 
-        hosts = tuple(f"ek.adapters.{h}" for h in ("inspect", "deepeval", "ragas"))
+        hosts = tuple(f"ek.adapters.{h}" for h in ("inspect", "deepeval", "ragas", "pydantic_evals"))
         # the pytest plugin imports pytest by design: pytest loads it, nothing in ek imports it
         hosts += ("ek.pytest_plugin",)
         before = {m.partition(".")[0] for m in sys.modules}
@@ -88,8 +94,8 @@ def test_every_core_module_imports_with_the_standard_library_alone() -> None:
     assert not any("inspect_task" in n for n in out["names"])  # moved to ek.adapters.inspect.demo
 
 
-@pytest.mark.parametrize("host", _HOSTS)
-def test_a_host_adapter_without_its_extra_names_the_extra(host: str) -> None:
+@pytest.mark.parametrize(("host", "extra"), _HOSTS)
+def test_a_host_adapter_without_its_extra_names_the_extra(host: str, extra: str) -> None:
     proc = _bare(
         f"""
         try:
@@ -102,7 +108,7 @@ def test_a_host_adapter_without_its_extra_names_the_extra(host: str) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ImportError:"), proc.stdout
-    assert f"pip install ek-agents[{host}]" in proc.stdout
+    assert f"pip install ek-agents[{extra}]" in proc.stdout
 
 
 def test_the_demo_command_runs_on_the_core_and_skips_what_needs_an_extra(tmp_path: Path) -> None:

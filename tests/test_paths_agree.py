@@ -1,4 +1,4 @@
-"""Issue 16's proof: one number, whatever the path (DESIGN §5, "One number whatever the path").
+"""Issues 16 and 19: one number, whatever the path (DESIGN §5, "One number whatever the path").
 
 The embedded demo suite's trials, 30 tasks x 5 trials x {baseline, candidate} = 300 episodes,
 are scored by every path a user can take:
@@ -12,7 +12,19 @@ are scored by every path a user can take:
     one epoch per trial, the ek scorer and ek's pass^k reducer);
 (d) **DeepEval** ``evaluate()`` with one ``EkMetric`` per ek metric, on ``to_deepeval_test_case``;
 (e) **Ragas** ``evaluate()`` with one ``ek_ragas_metric`` per ek metric, on ``to_ragas_sample``;
-(f) **``ek-agents report --json``** on each run's trial store and on the Inspect log.
+(f) **``ek-agents report --json``** on each run's trial store and on the Inspect log;
+(g) **traces** (issue 19): each episode replayed as a real, instrumented pydantic-ai agent run
+    (:class:`DemoReplay`: a ``FunctionModel`` scripted to ask for exactly the episode's tool
+    calls in order, tools that return the recorded observations or raise ``ModelRetry`` with the
+    recorded refusal, the final output, and each model call's usage), exported with the
+    OpenTelemetry SDK's ``InMemorySpanExporter``; each run sits in a harness span ``trial``
+    carrying ``ek.task_id``, ``ek.trial`` and ``ek.success``. Read back live
+    (``episodes_from_spans``) and from an OTLP JSON-lines file (``write_otlp_json``, then
+    ``read_trace_episodes`` and ``ek-agents report FILE --json --task-attribute ek.task_id
+    --trial-attribute ek.trial --success-attribute ek.success --prices DEMO.json``);
+(h) **pydantic-evals**: the same replayed runs inside a ``Dataset`` (one ``Case`` per task, the
+    gold in ``Case.metadata``, ``repeat=5``), one ``EkEvaluator`` per ek metric, read back with
+    ``summary_from_report``.
 
 Path (a) is the reference. Every per-episode value of every other path is compared with it,
 keyed by ``(agent, task_id, trial)``, together with the sums its aggregate needs (``tp``/``fp``/
@@ -28,6 +40,32 @@ Scope notes (what is deliberately not covered):
   all 300 trials go through Inspect too; it is the slow path (about 0.25 s per sample and
   epoch on 2 cores, ~36 s per agent).
 * DeepEval and Ragas run on all 300 episodes (~4 s and ~2 s): no subset is needed.
+* Traces and pydantic-evals replay all 300 episodes too (~12 s and ~8 s on 2 shared cores).
+* **Success on path (g).** A trace has no final state. The demo's checker
+  (``replayed_state_match``) never reads one: it replays the episode's calls on a fresh
+  database, so it is re-applied to the Episodes read back from the spans, and task success and
+  Cost-of-Pass are compared per episode like the other metrics. ``ek-agents report`` on a trace
+  file takes no Python checker: there the verdict is **carried, not recomputed**: path (a)'s
+  verdict is recorded in the ``ek.success`` attribute and read with ``--success-attribute``.
+* **Token kinds and roles on paths (g) and (h).** pydantic-ai's ``input_tokens`` includes
+  cache reads and writes, so the replay reports ek's uncached input plus both cache counts and
+  the reader subtracts them again. pydantic-ai 2.62 does not emit ``output_reasoning_tokens``
+  as a span attribute: the reasoning count travels in ``RequestUsage.details``
+  (``gen_ai.usage.details.reasoning_tokens``). The demo records no cache writes, so only a zero
+  cache-write count goes through pydantic-ai's ``cache_write_tokens`` here. pydantic-ai's usage
+  has no role: every model call of a run is the agent's spend (ek's role ``"agent"``), which is
+  all the demo has; a simulator's or judge's spend would have to be traced as a run of its own.
+  With that, each read-back Episode's Cost equals path (a)'s exactly (model included: the
+  ``FunctionModel`` names it on every response). pydantic-evals' report does not name the model,
+  so ``summary_from_report`` gets it (``model=``) to price with ``DEMO_PRICES``.
+* A trace file has no gold, so ``ek-agents report`` on it shows counts, pass^k and the cost
+  report (Cost-of-Pass), no per-metric values, and no slices (a trace does not name them): the
+  metrics, per agent and per slice, are checked on the Episodes read back instead.
+* pydantic-evals keeps only an evaluator's finite numbers and its ``passed`` assertion, so
+  Cost-of-Pass' bool ``success`` is not in its rows; its ``successes`` (1 or 0) is, and compared.
+* A failed call's ``Step.observation`` is not compared: pydantic-ai records the ``ModelRetry``
+  message as the tool span's ``gen_ai.tool.call.result``, so the reader gives it as the
+  observation as well as the error (path (a) has no observation there). Errors are compared.
 
 Every host runs once per module (module-scoped fixtures); each test collects *all* its
 disagreements before failing, so one run tells which path disagrees on what, by how much.
@@ -50,11 +88,12 @@ from typing import Any
 
 import pytest
 
-from ek.agents.base import Episode, RunProvenance, TaskSpec
+from ek.agents.base import Cost, Episode, RunProvenance, TaskSpec
 from ek.agents.cli import main as ek_agents
 from ek.agents.demo import (
     DEMO_PRICES,
     SUITE_VERSION,
+    TOOLS,
     TrialContext,
     baseline_agent,
     candidate_agent,
@@ -498,13 +537,14 @@ def ragas_run(direct: Direct) -> RagasRun:
 # --------------------------------------------------------------------------- path (f): the CLI
 
 
-def report_json(path: str | Path) -> dict[str, Any]:
-    """``ek-agents report PATH --json``, parsed (the console script calls this ``main``)."""
+def report_json(path: str | Path, *options: str) -> dict[str, Any]:
+    """``ek-agents report PATH --json [OPTIONS]``, parsed (the console script calls this
+    ``main``)."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        code = ek_agents(["report", str(path), "--json"])
-    assert code == 0, f"ek-agents report {path} --json exited {code}"
+        code = ek_agents(["report", str(path), "--json", *options])
+    assert code == 0, f"ek-agents report {path} --json {' '.join(options)} exited {code}"
     data: dict[str, Any] = from_json_safe(json.loads(out.getvalue()))
     return data
 
@@ -517,6 +557,296 @@ def store_reports(suites: Mapping[str, SuiteResult]) -> dict[str, dict[str, Any]
 @pytest.fixture(scope="module")
 def log_report(inspect_run: InspectRun) -> dict[str, Any]:
     return report_json(inspect_run.result["log"])
+
+
+# --------------------------------------------------------------------------- paths (g), (h): replay
+
+
+def run_prompt(key: Key) -> str:
+    """The user prompt of the pydantic-ai run that replays ``key``: the replay's only state, so
+    the scripted model and the tools find the episode from the run itself (``ctx.prompt``)."""
+    return case_name(key)
+
+
+def request_usage(cost: Cost) -> Any:
+    """One model call's usage as pydantic-ai's ``RequestUsage``.
+
+    pydantic-ai's ``input_tokens`` is all input, cache reads and writes included (its docs: the
+    buckets are inclusive), so it is ek's uncached input plus both cache counts; the reader
+    subtracts them again (docs/traces.md, "Token kinds"). pydantic-ai does not emit
+    ``output_reasoning_tokens`` as a span attribute, so the reasoning count also goes in
+    ``details`` (emitted as ``gen_ai.usage.details.reasoning_tokens``).
+    """
+    from pydantic_ai.usage import RequestUsage
+
+    return RequestUsage(
+        input_tokens=cost.input_tokens + cost.cache_read_tokens + cost.cache_write_tokens,
+        cache_read_tokens=cost.cache_read_tokens,
+        cache_write_tokens=cost.cache_write_tokens,
+        output_tokens=cost.output_tokens,
+        output_reasoning_tokens=cost.reasoning_tokens,
+        details={"reasoning_tokens": cost.reasoning_tokens},
+    )
+
+
+class DemoReplay:
+    """pydantic-ai agents that replay the demo's episodes, one real ``Agent.run`` per episode.
+
+    The model is a ``FunctionModel`` that asks, turn by turn, for exactly the episode's tool
+    calls in order (one call a turn, as the scripted agents make them), then answers with the
+    episode's output; every turn reports that model call's usage (``ScriptedAgent.plan`` gives
+    one :class:`~ek.agents.base.Cost` per model call). The demo's seven tools are defined once
+    (``Tool.from_schema``: no argument validation, so the arguments reach the span exactly as
+    recorded), generic over the recorded observations: each returns the observation of the
+    step its call id names, or raises ``ModelRetry`` with the shop's refusal (a failed step).
+    """
+
+    def __init__(self, plans: Mapping[str, tuple[Episode, tuple[Cost, ...]]]) -> None:
+        self.plans = plans
+
+    def respond(self, messages: list[Any], info: Any) -> Any:
+        from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+
+        episode, calls = self.plans[messages[0].parts[-1].content]
+        turn = sum(1 for m in messages if m.kind == "response")
+        usage, model = request_usage(calls[turn]), calls[turn].model
+        if turn < len(episode.trajectory):
+            step = episode.trajectory[turn]
+            part = ToolCallPart(step.tool, dict(step.args), tool_call_id=f"call_{turn}")
+            return ModelResponse(parts=[part], usage=usage, model_name=model)
+        return ModelResponse(parts=[TextPart(str(episode.output))], usage=usage, model_name=model)
+
+    def tool(self, name: str) -> Any:
+        from pydantic_ai import ModelRetry, RunContext, Tool
+
+        async def replay(ctx: RunContext[Any], **args: Any) -> Any:
+            episode, _ = self.plans[str(ctx.prompt)]
+            step = episode.trajectory[int(str(ctx.tool_call_id).rpartition("_")[2])]
+            if step.tool != name or dict(step.args) != args:  # the replay itself is wrong
+                raise RuntimeError(f"replay out of step: {name}({args}) for {step}")
+            if step.error is not None:
+                raise ModelRetry(step.error)  # the shop refused: a failed call, then a retry
+            return step.observation
+
+        schema = {"type": "object", "additionalProperties": True}
+        return Tool.from_schema(replay, name, f"the demo's {name}", schema, takes_ctx=True)
+
+    def agent(self, name: str, model: str, settings: Any = None) -> Any:
+        """A pydantic-ai ``Agent`` named ``name``, instrumented with ``settings`` (default:
+        the global tracer provider, what pydantic-evals records)."""
+        from pydantic_ai import Agent
+        from pydantic_ai.capabilities import Instrumentation
+        from pydantic_ai.models.function import FunctionModel
+
+        instrumentation = (
+            Instrumentation() if settings is None else Instrumentation(settings=settings)
+        )
+        return Agent(
+            FunctionModel(self.respond, model_name=model),
+            name=name,
+            tools=[self.tool(t.name) for t in TOOLS],
+            retries=MAX_RETRIES,
+            capabilities=[instrumentation],
+        )
+
+
+#: pydantic-ai's retry budget per tool: the demo's agents may fail a tool several times a run.
+MAX_RETRIES = 100
+
+
+@pytest.fixture(scope="module")
+def replay(direct: Direct) -> DemoReplay:
+    """The replay of path (a)'s 300 episodes (the same seeded plans, checked equal)."""
+    pytest.importorskip("pydantic_ai")
+    pytest.importorskip("opentelemetry.sdk.trace")
+    plans: dict[str, tuple[Episode, tuple[Cost, ...]]] = {}
+    for agent in agents():
+        for key in direct.trials(agent.name):
+            ctx = TrialContext(trial=key[2], seed=trial_seed(SEED, key[1], key[2]))
+            episode, calls = agent.plan(direct.task(key), ctx)
+            assert episode == direct.episodes[key], f"{show(key)}: plan() differs from __call__"
+            assert len(calls) == len(episode.trajectory) + 1  # a model call per step + the reply
+            plans[run_prompt(key)] = (episode, calls)
+    return DemoReplay(plans)
+
+
+@dataclass(frozen=True)
+class TraceRun:
+    """Path (g): the Episodes read back from the spans, live and from the OTLP file."""
+
+    live: Mapping[Key, Episode]
+    from_file: Mapping[Key, Episode]
+    reports: Mapping[str, Mapping[str, Any]]  # agent -> ek-agents report FILE --json
+
+
+TRACE_OPTIONS = {"task_attribute": "ek.task_id", "trial_attribute": "ek.trial"}
+SUCCESS_ATTRIBUTE = "ek.success"
+
+
+def litellm_prices(prices: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """``DEMO_PRICES`` as a LiteLLM price file (what ``--prices`` reads): rates per token."""
+    return {
+        model: {
+            "input_cost_per_token": p.input,
+            "output_cost_per_token": p.output,
+            "cache_read_input_token_cost": p.cache_read,
+        }
+        for model, p in prices.items()
+    }
+
+
+def keyed(agent: str, episodes: Iterable[Episode]) -> dict[Key, Episode]:
+    return {(agent, ep.task_id, ep.trial): ep for ep in episodes}
+
+
+@pytest.fixture(scope="module")
+def trace_run(
+    direct: Direct, replay: DemoReplay, tmp_path_factory: pytest.TempPathFactory
+) -> TraceRun:
+    """Every episode replayed under an SDK ``TracerProvider`` with an ``InMemorySpanExporter``,
+    each run inside a harness span ``trial`` carrying ``ek.task_id``, ``ek.trial`` and
+    ``ek.success`` (path (a)'s verdict); read back live and from an OTLP JSON-lines file."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    from ek.agents.traces import (
+        episodes_from_spans,
+        read_trace_episodes,
+        span_from_otel,
+        write_otlp_json,
+    )
+
+    folder = tmp_path_factory.mktemp("traces")
+    prices = folder / "demo_prices.json"
+    prices.write_text(json.dumps(litellm_prices(DEMO_PRICES)), encoding="utf-8")
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    settings = InstrumentationSettings(
+        tracer_provider=provider, include_model_request_parameters=False
+    )
+    harness = provider.get_tracer("ek-test-harness")
+    options = [f"--{k.replace('_', '-')}={v}" for k, v in TRACE_OPTIONS.items()]
+    live: dict[Key, Episode] = {}
+    from_file: dict[Key, Episode] = {}
+    reports: dict[str, dict[str, Any]] = {}
+    for agent in agents():
+        pa = replay.agent(agent.name, agent.tokens.model, settings)
+        for key in direct.trials(agent.name):
+            ok = bool(direct.scores[key]["task_success"].detail["passed"])
+            attrs = {"ek.task_id": key[1], "ek.trial": key[2], SUCCESS_ATTRIBUTE: ok}
+            with harness.start_as_current_span("trial", attributes=attrs):
+                pa.run_sync(run_prompt(key))
+        spans = [span_from_otel(s) for s in exporter.get_finished_spans()]
+        exporter.clear()
+        opts = {**TRACE_OPTIONS, "success_attribute": SUCCESS_ATTRIBUTE}
+        live.update(keyed(agent.name, episodes_from_spans(spans, **opts)))
+        path = folder / f"{agent.name}.otlp.jsonl"
+        write_otlp_json(path, spans)
+        from_file.update(keyed(agent.name, read_trace_episodes(path, **opts)))
+        reports[agent.name] = report_json(
+            path, *options, f"--success-attribute={SUCCESS_ATTRIBUTE}", f"--prices={prices}"
+        )
+    provider.shutdown()
+    return TraceRun(live, from_file, reports)
+
+
+def metric_rows(direct: Direct, episodes: Mapping[Key, Episode]) -> dict[Key, dict[str, Row]]:
+    """The four ek metrics, configured as path (a) configures them, on episodes read back."""
+    rows: dict[Key, dict[str, Row]] = {}
+    for key, ep in episodes.items():
+        task = direct.tasks.get(key[1])
+        if task is None:
+            rows[key] = {}
+            continue
+        mets = ek_metrics(task.grammar())
+        rows[key] = {n: (s.value, s.detail) for n, m in mets.items() for s in [m(ep, task)]}
+    return rows
+
+
+@dataclass(frozen=True)
+class EvalsRun:
+    """Path (h): one pydantic-evals report per agent and what ek reads back from it."""
+
+    reports: Mapping[str, Any]  # agent -> EvaluationReport
+    summaries: Mapping[str, Any]  # agent -> summary_from_report(...)
+    rows: Mapping[Key, Mapping[str, Row]]
+
+
+def evals_case(task: TaskSpec) -> Any:
+    """One pydantic-evals ``Case`` per task: the gold in ``Case.metadata`` (ek's gold format)."""
+    from pydantic_evals import Case
+
+    gold_calls = task.gold_calls.to_list() if task.gold_calls is not None else None
+    metadata = {
+        "task_id": task.task_id,
+        "gold": task.gold,  # the goal database, for the demo's checker
+        "gold_calls": gold_calls,
+        "tools": [t.to_dict() for t in task.tools],  # the task's cost grammar
+        "slice": task.slice,
+    }
+    return Case(name=task.task_id, inputs=task.task_id, metadata=metadata)
+
+
+def evals_rows(agent: str, summary: Any) -> dict[Key, dict[str, Row]]:
+    """Per episode, each metric's Score as ``summary_from_report`` rebuilt it from the report."""
+    rows: dict[Key, dict[str, Row]] = {}
+    for name, ms in summary.metrics.items():
+        for task_id, scores in ms.scores.items():
+            for trial, s in enumerate(scores):
+                rows.setdefault((agent, task_id, trial), {})[name] = (s.value, s.detail)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def evals_run(direct: Direct, replay: DemoReplay) -> EvalsRun:
+    """Each agent's 150 runs inside a pydantic-evals ``Dataset`` (one ``Case`` per task,
+    ``repeat=K``), scored by one ``EkEvaluator`` per ek metric, read back with
+    ``summary_from_report``.
+
+    ``Dataset.evaluate`` calls the task with the case's inputs only, never the repeat number.
+    It builds the runs case by case, repeat 1..k in order (``Dataset._build_tasks_to_run``), and
+    ``max_concurrency=1`` starts them one at a time in that order, so a counter per case gives
+    the trial; the task records it with ``set_eval_attribute("ek.trial", ...)`` and the test
+    checks it against the run's name ``"<case> [i/k]"`` (trial ``i - 1``) instead of trusting it.
+    """
+    pytest.importorskip("pydantic_evals")
+    from ek.adapters.pydantic_evals import EkEvaluator, summary_from_report
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from pydantic_evals import Dataset
+    from pydantic_evals.dataset import set_eval_attribute
+
+    # pydantic-evals records ctx.span_tree only under an SDK tracer provider (the global one).
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+        trace.set_tracer_provider(TracerProvider())
+    evaluators = [EkEvaluator(m, name=n) for n, m in ek_metrics().items()]
+    cases = [evals_case(t) for t in direct.tasks.values()]
+    reports: dict[str, Any] = {}
+    summaries: dict[str, Any] = {}
+    rows: dict[Key, dict[str, Row]] = {}
+    for agent in agents():
+        pa = replay.agent(agent.name, agent.tokens.model)
+        runs: Counter[str] = Counter()
+
+        async def task(task_id: str, name: str = agent.name, pa: Any = pa, runs: Any = runs) -> Any:
+            trial = runs[task_id]
+            runs[task_id] += 1
+            set_eval_attribute("ek.trial", trial)
+            return (await pa.run(run_prompt((name, task_id, trial)))).output
+
+        ds = Dataset(name=f"demo-{agent.name}", cases=cases, evaluators=evaluators)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = ds.evaluate_sync(task, repeat=K, max_concurrency=1, progress=False)
+        reports[agent.name] = report
+        summaries[agent.name] = summary_from_report(
+            report, success="task_success", prices=DEMO_PRICES, model=agent.tokens.model
+        )
+        rows.update(evals_rows(agent.name, summaries[agent.name]))
+    return EvalsRun(reports, summaries, rows)
 
 
 # =========================================================================== the tests
@@ -980,4 +1310,141 @@ def test_exactly_one_cost_of_pass(
             ]
         for label, got in figures:
             d.number("cost_of_pass", f"{agent}: {label}", got, want)
+    d.check()
+
+
+def corpora(direct: Direct) -> list[tuple[str, list[Key]]]:
+    """Per agent, per agent and slice, and all 300."""
+    out = [(a, direct.trials(a)) for a in ("baseline", "candidate")]
+    out += [
+        (f"{a}[{s}]", direct.trials(a, s))
+        for a in ("baseline", "candidate")
+        for s in direct.slices()
+    ]
+    out.append(("all 300", direct.trials()))
+    return out
+
+
+def test_traces_carry_the_same_calls_cost_and_verdicts(direct: Direct, trace_run: TraceRun) -> None:
+    """Path (g)'s Episodes, live and from the file: each of path (a)'s calls (tool, arguments,
+    error; the observation of every call that succeeded), its Cost exactly (model, uncached
+    input, cache reads, output, reasoning; role ``agent``), its output, and the verdict the
+    ``ek.success`` attribute carried."""
+    d = Diffs()
+    for label, episodes in (("live", trace_run.live), ("file", trace_run.from_file)):
+        group = f"traces {label}"
+        missing = [k for k in direct.trials() if k not in episodes]
+        if missing or len(episodes) != len(direct.episodes):
+            d.add(group, f"{len(episodes)} episodes read, {len(missing)} missing: {missing[:3]}")
+        for key, ep in episodes.items():
+            want = direct.episodes.get(key)
+            if want is None:
+                d.add(group, f"{show(key)}: not among the direct episodes")
+                continue
+            calls = [(s.tool, dict(s.args), s.error) for s in ep.trajectory]
+            if calls != [(s.tool, dict(s.args), s.error) for s in want.trajectory]:
+                d.add(f"{group} calls", f"{show(key)}: {calls} != {want.trajectory}")
+            seen = [s.observation for s in ep.trajectory if s.error is None]
+            if seen != [s.observation for s in want.trajectory if s.error is None]:
+                d.add(f"{group} observations", f"{show(key)}: observations differ")
+            if ep.cost != want.cost:
+                d.add(f"{group} cost", f"{show(key)}: {ep.cost} != {want.cost}")
+            if ep.output != want.output:
+                d.add(f"{group} output", f"{show(key)}: {ep.output!r} != {want.output!r}")
+            ok = direct.scores[key]["task_success"].detail["passed"]
+            if ep.success is not ok:
+                d.add(f"{group} success", f"{show(key)}: carried {ep.success!r}, direct {ok!r}")
+    d.check()
+
+
+def test_traces_per_episode(direct: Direct, trace_run: TraceRun) -> None:
+    """Every metric, configured as in path (a), on the Episodes read back from the spans."""
+    d = Diffs()
+    for label, episodes in (("live", trace_run.live), ("file", trace_run.from_file)):
+        rows = metric_rows(direct, episodes)
+        compare_rows(d, f"traces {label}", rows, direct, direct.trials(), NAMES)
+    d.check()
+
+
+def test_traces_aggregates(direct: Direct, trace_run: TraceRun) -> None:
+    d = Diffs()
+    for label, episodes in (("live", trace_run.live), ("file", trace_run.from_file)):
+        rows = metric_rows(direct, episodes)
+        for corpus, keys in corpora(direct):
+            for n in NAMES:
+                got = host_aggregate(rows, n, keys)
+                d.number(
+                    f"traces {label} {n}", f"{corpus} aggregate", got, direct.aggregate(n, keys)
+                )
+    d.check()
+
+
+def test_report_on_the_trace_files(direct: Direct, trace_run: TraceRun) -> None:
+    """``ek-agents report FILE --json --task-attribute ek.task_id --trial-attribute ek.trial
+    --success-attribute ek.success --prices DEMO.json`` on each agent's OTLP file: counts, the
+    success rate, pass^k and the cost report's Cost-of-Pass (a trace file has no gold, so the
+    report lists no per-metric values; slices are checked when it has them)."""
+    d = Diffs()
+    for agent, rep in trace_run.reports.items():
+        check_report(d, f"traces({agent})", rep, direct, agent, (), slices=bool(rep.get("slices")))
+    d.check()
+
+
+def test_pydantic_evals_per_episode(direct: Direct, evals_run: EvalsRun) -> None:
+    """Each run's ``EkEvaluator`` results, rebuilt by ``summary_from_report``, against path (a);
+    and the trial the task's counter gave each run against the run's name ``<case> [i/k]``."""
+    d = Diffs()
+    compare_rows(d, "pydantic-evals", evals_run.rows, direct, direct.trials(), NAMES)
+    for agent, report in evals_run.reports.items():
+        if report.failures:
+            d.add("pydantic-evals failures", f"{agent}: {report.failures[0].error_message}")
+        for case in report.cases:
+            named = int(case.name.rpartition("[")[2].partition("/")[0]) - 1
+            if case.attributes.get("ek.trial") != named:
+                d.add("pydantic-evals trial", f"{case.name}: counter {case.attributes}")
+    d.check()
+
+
+def test_pydantic_evals_aggregates(direct: Direct, evals_run: EvalsRun) -> None:
+    """``summary_from_report``'s metric values, counts, pass^k and Cost-of-Pass per agent, and
+    ek's aggregate of the report's rows per slice and over all 300."""
+    from ek.agents.reliability import reliability
+
+    d = Diffs()
+    for agent, s in evals_run.summaries.items():
+        keys = direct.trials(agent)
+        for n in NAMES:
+            ms = s.metrics.get(n)
+            got = None if ms is None else ms.value
+            d.number(
+                f"pydantic-evals {n}", f"{agent} metrics[{n!r}]", got, direct.aggregate(n, keys)
+            )
+        want_counts = {
+            tid: (
+                K,
+                sum(
+                    direct.scores[k]["task_success"].detail["passed"]
+                    for k in direct.task_keys(agent, tid)
+                ),
+            )
+            for tid in direct.tasks
+        }
+        if dict(s.counts) != want_counts:
+            d.add("pydantic-evals counts", f"{agent}: {dict(s.counts)} != {want_counts}")
+        d.number(
+            "pydantic-evals pass^k",
+            f"{agent} pass^{K}",
+            reliability(s.counts, K).pass_hat_k[K].point,
+            direct.pass_hat(agent),
+        )
+        d.number(
+            "pydantic-evals cost_of_pass",
+            f"{agent} cost['cost_of_pass']",
+            (s.cost or {}).get("cost_of_pass"),
+            direct.aggregate("cost_per_success", keys),
+        )
+    for corpus, keys in corpora(direct):
+        for n in NAMES:
+            got = host_aggregate(evals_run.rows, n, keys)
+            d.number(f"pydantic-evals {n}", f"{corpus} aggregate", got, direct.aggregate(n, keys))
     d.check()

@@ -1,0 +1,258 @@
+"""The OpenTelemetry GenAI semantic conventions (and the older names still emitted).
+
+What a span is (its role), read from ``gen_ai.operation.name``:
+
+==========================================================  =======  =================================
+attribute                                                   role     notes
+==========================================================  =======  =================================
+``gen_ai.operation.name`` = ``invoke_agent``                agent    one agent run (pydantic-ai: ``invoke_agent <name>``)
+``gen_ai.operation.name`` = ``chat`` / ``text_completion``  llm      a model call
+/ ``generate_content`` / ``embeddings``
+``gen_ai.operation.name`` = ``execute_tool``                tool     one tool execution
+no operation, ``gen_ai.tool.name`` set                      tool     older pydantic-ai ``running tool``
+no operation, ``agent_name`` set                            agent    older pydantic-ai ``agent run``
+``traceloop.span.kind`` = ``agent`` / ``tool`` /            agent /  OpenLLMetry (Traceloop)
+``workflow`` / ``task``                                     tool /
+                                                            chain
+``llm.request.type`` = ``chat`` / ``completion``            llm      OpenLLMetry
+no operation, ``gen_ai.system`` / ``gen_ai.provider.name``  llm      older instrumentations
+with a model or usage attribute
+==========================================================  =======  =================================
+
+What is read from each role (first name present wins):
+
+=====================  ====================================================================
+field                  attributes
+=====================  ====================================================================
+tool name              ``gen_ai.tool.name``, ``traceloop.entity.name`` (Traceloop tool spans)
+tool arguments         ``gen_ai.tool.call.arguments``, ``tool_arguments`` (older pydantic-ai);
+                       pydantic-ai's ``{"INVALID_JSON": "<raw>"}`` is the raw text it could
+                       not parse (scored as a malformed call)
+tool result            ``gen_ai.tool.call.result``, ``tool_response`` (older pydantic-ai)
+tool call id           ``gen_ai.tool.call.id``
+tool error             span status ``ERROR`` (status message, else the ``exception`` event)
+input tokens           ``gen_ai.usage.input_tokens``, ``gen_ai.usage.prompt_tokens`` (all
+                       input, cached included)
+output tokens          ``gen_ai.usage.output_tokens``, ``gen_ai.usage.completion_tokens``
+                       (reasoning included)
+cache read             ``gen_ai.usage.cache_read.input_tokens``,
+                       ``gen_ai.usage.cache_read_input_tokens``,
+                       ``gen_ai.usage.details.cache_read_tokens`` (pydantic-ai)
+cache write            ``gen_ai.usage.cache_creation.input_tokens``,
+                       ``gen_ai.usage.cache_creation_input_tokens``,
+                       ``gen_ai.usage.details.cache_write_tokens`` (pydantic-ai)
+reasoning              ``gen_ai.usage.reasoning.output_tokens``,
+                       ``gen_ai.usage.details.reasoning_tokens``, ``gen_ai.usage.reasoning_tokens``
+total (never split)    ``gen_ai.usage.total_tokens``, ``llm.usage.total_tokens``
+agent span usage       the same names under ``gen_ai.aggregated_usage.`` (pydantic-ai), read
+                       only when no model-call span in the run reports usage
+model                  ``gen_ai.response.model``, ``gen_ai.request.model``, ``model_name``
+agent name             ``gen_ai.agent.name``, ``agent_name``
+requested calls        ``gen_ai.output.messages`` parts of type ``tool_call`` (``id``,
+                       ``name``, ``arguments``); OpenLLMetry
+                       ``gen_ai.completion.<i>.tool_calls.<j>.{name,arguments,id}``
+output text            ``gen_ai.output.messages`` text parts; ``gen_ai.completion.<i>.content``;
+                       ``gen_ai.completion``
+agent output           ``final_result`` (pydantic-ai), else ``gen_ai.output.messages``
+input                  ``gen_ai.input.messages`` (first user text), ``gen_ai.prompt``
+conversation           ``gen_ai.conversation.id`` (kept in the episode's metadata)
+=====================  ====================================================================
+
+Example:
+    >>> a = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup",
+    ...      "gen_ai.tool.call.arguments": '{"id": "A1"}', "gen_ai.tool.call.id": "c1"}
+    >>> role(a), tool_call(a).name, tool_call(a).arguments
+    ('tool', 'lookup', '{"id": "A1"}')
+    >>> usage({"gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10,
+    ...        "gen_ai.usage.cache_read.input_tokens": 20}).to_cost("m").input_tokens
+    80
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .attrs import count, first, indexed, maybe_json, text_of
+from .records import CallRecord, Usage
+
+__all__ = [
+    "agent_name",
+    "agent_output",
+    "input_text",
+    "model",
+    "output_text",
+    "requested_calls",
+    "role",
+    "tool_call",
+    "usage",
+]
+
+OPERATION = "gen_ai.operation.name"
+_LLM_OPS = frozenset({"chat", "text_completion", "generate_content", "embeddings", "completion"})
+_TRACELOOP = {"agent": "agent", "tool": "tool", "workflow": "chain", "task": "chain"}
+
+
+def role(attrs: Mapping[str, Any]) -> str | None:
+    """``"agent"``, ``"llm"``, ``"tool"``, ``"chain"`` or ``None`` (see the module's table)."""
+    op = attrs.get(OPERATION)
+    if op == "invoke_agent":
+        return "agent"
+    if op == "execute_tool":
+        return "tool"
+    if op in _LLM_OPS:
+        return "llm"
+    if op is not None:
+        return None
+    tl = attrs.get("traceloop.span.kind")
+    if isinstance(tl, str) and tl in _TRACELOOP:
+        return _TRACELOOP[tl]
+    if attrs.get("gen_ai.tool.name") is not None:
+        return "tool"
+    if attrs.get("agent_name") is not None:
+        return "agent"
+    if attrs.get("llm.request.type") in ("chat", "completion"):
+        return "llm"
+    if first(attrs, "gen_ai.system", "gen_ai.provider.name") is not None and (
+        first(attrs, "gen_ai.request.model", "gen_ai.response.model") is not None
+        or usage(attrs).reported
+    ):
+        return "llm"
+    return None
+
+
+def _unwrap_invalid(args: Any) -> Any:
+    """pydantic-ai records arguments it could not parse as ``{"INVALID_JSON": raw}``."""
+    decoded = maybe_json(args)
+    if isinstance(decoded, Mapping) and list(decoded) == ["INVALID_JSON"]:
+        return decoded["INVALID_JSON"]
+    return args
+
+
+def tool_call(attrs: Mapping[str, Any]) -> CallRecord:
+    """The call of a tool span (name, arguments as given, result, id; the error is the span's)."""
+    name = first(attrs, "gen_ai.tool.name", "traceloop.entity.name")
+    args = first(attrs, "gen_ai.tool.call.arguments", "tool_arguments")
+    cid = first(attrs, "gen_ai.tool.call.id")
+    return CallRecord(
+        name=name,
+        arguments=_unwrap_invalid(args),
+        result=maybe_json(first(attrs, "gen_ai.tool.call.result", "tool_response")),
+        call_id=None if cid is None else str(cid),
+    )
+
+
+def usage(attrs: Mapping[str, Any], prefix: str = "gen_ai.usage.") -> Usage:
+    """The token counts of a span (``prefix`` ``"gen_ai.aggregated_usage."`` for pydantic-ai's
+    agent spans)."""
+    p = prefix
+    return Usage(
+        input=count(attrs, p + "input_tokens", p + "prompt_tokens"),
+        output=count(attrs, p + "output_tokens", p + "completion_tokens"),
+        cache_read=count(
+            attrs,
+            p + "cache_read.input_tokens",
+            p + "cache_read_input_tokens",
+            p + "details.cache_read_tokens",
+        ),
+        cache_write=count(
+            attrs,
+            p + "cache_creation.input_tokens",
+            p + "cache_creation_input_tokens",
+            p + "details.cache_write_tokens",
+        ),
+        reasoning=count(
+            attrs,
+            p + "reasoning.output_tokens",
+            p + "details.reasoning_tokens",
+            p + "reasoning_tokens",
+        ),
+        total=count(attrs, p + "total_tokens", "llm.usage.total_tokens"),
+    )
+
+
+def model(attrs: Mapping[str, Any]) -> str | None:
+    """The model that answered (response model first), or ``None``."""
+    m = first(attrs, "gen_ai.response.model", "gen_ai.request.model", "model_name")
+    return m if isinstance(m, str) else None
+
+
+def agent_name(attrs: Mapping[str, Any]) -> str | None:
+    """The agent's name, or ``None``."""
+    n = first(attrs, "gen_ai.agent.name", "agent_name")
+    return n if isinstance(n, str) else None
+
+
+def _messages(attrs: Mapping[str, Any], key: str) -> list[Any]:
+    msgs = maybe_json(attrs.get(key))
+    return list(msgs) if isinstance(msgs, (list, tuple)) else []
+
+
+def _parts(msg: Any) -> list[Any]:
+    if not isinstance(msg, Mapping):
+        return []
+    parts = msg.get("parts")
+    return list(parts) if isinstance(parts, (list, tuple)) else []
+
+
+def requested_calls(attrs: Mapping[str, Any]) -> list[CallRecord]:
+    """The tool calls a model span's output asks for (not seen executed)."""
+    out: list[CallRecord] = []
+    for msg in _messages(attrs, "gen_ai.output.messages"):
+        for part in _parts(msg):
+            if isinstance(part, Mapping) and part.get("type") == "tool_call":
+                cid = part.get("id")
+                out.append(
+                    CallRecord(
+                        part.get("name"),
+                        _unwrap_invalid(part.get("arguments")),
+                        call_id=None if cid is None else str(cid),
+                        requested=True,
+                    )
+                )
+    if out:
+        return out
+    rx = r"gen_ai\.completion\.(\d+)\.tool_calls\.(\d+)\.(name|arguments|id)"
+    for item in indexed(attrs, rx):
+        cid = item.get("id")
+        out.append(
+            CallRecord(
+                item.get("name"),
+                item.get("arguments"),
+                call_id=None if cid is None else str(cid),
+                requested=True,
+            )
+        )
+    return out
+
+
+def output_text(attrs: Mapping[str, Any]) -> str | None:
+    """The text a model span answered with, or ``None``."""
+    texts = [
+        t
+        for msg in _messages(attrs, "gen_ai.output.messages")
+        for t in (text_of(p) for p in _parts(msg))
+        if t
+    ]
+    if texts:
+        return "".join(texts)
+    t = first(attrs, "gen_ai.completion.0.content", "gen_ai.completion")
+    return t if isinstance(t, str) else None
+
+
+def agent_output(attrs: Mapping[str, Any]) -> Any:
+    """An agent span's final output (``final_result``, else its output messages' text)."""
+    if "final_result" in attrs:
+        return maybe_json(attrs["final_result"])
+    return output_text(attrs)
+
+
+def input_text(attrs: Mapping[str, Any]) -> Any:
+    """The first user text of the input messages (or ``gen_ai.prompt``), or ``None``."""
+    for msg in _messages(attrs, "gen_ai.input.messages"):
+        if isinstance(msg, Mapping) and msg.get("role") == "user":
+            texts = [t for t in (text_of(p) for p in _parts(msg)) if t]
+            if texts:
+                return "".join(texts)
+    p = attrs.get("gen_ai.prompt")
+    return p if isinstance(p, str) else None

@@ -1,0 +1,177 @@
+"""A trace file as a run: :func:`summary_from_traces` (what ``ek-agents report`` and ``gate`` read).
+
+A trace has no verdict of its own: success is decided by a **checker** you pass (``check=``, an
+``(episode, gold) -> bool`` callable or a registered name such as ``"output"``, with ``gold`` a
+``{task_id: gold}`` mapping), or read from a **verdict attribute** you name
+(``success_attribute=``, e.g. one your harness sets on the agent span). With neither, the file is
+refused with a message saying so: a run of unknown outcome has no success rate. An agent run
+whose top span ended with status ``ERROR`` fails under a checker (as in ``run_suite``).
+
+The command line maps its options onto these keywords (:func:`add_trace_arguments`,
+:func:`trace_options`): ``--task-attribute``, ``--trial-attribute``, ``--success-attribute``,
+``--scope``.
+
+Example:
+    >>> import os, tempfile
+    >>> from ek.agents.traces import Span, write_otlp_json
+    >>> p = os.path.join(tempfile.mkdtemp(), "traces.jsonl")
+    >>> def run(trace, ok):
+    ...     return Span(trace, "01", None, "invoke_agent bot", trace, trace + 1,
+    ...                 {"gen_ai.operation.name": "invoke_agent", "final_result": "done",
+    ...                  "ek.task_id": "t1", "ek.success": ok})
+    >>> _ = write_otlp_json(p, [run(1, True), run(2, False), run(3, True)])
+    >>> s = summary_from_traces(p, task_attribute="ek.task_id", success_attribute="ek.success")
+    >>> dict(s.counts), s.k
+    ({'t1': (3, 2)}, 3)
+    >>> dict(summary_from_traces(p, task_attribute="ek.task_id", check="output",
+    ...                          gold={"t1": "done"}).counts)
+    {'t1': (3, 3)}
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ek.agents.episode import Episode
+from ek.agents.metrics import resolve_checker, task_success
+from ek.agents.runs import RunLoadError, summary_from_episodes
+from ek.agents.summary import RunSummary
+
+from .episodes import LOOKED_FOR, SCOPES, episodes_from_spans
+from .otlp import read_spans
+from .span import TraceFormatError
+
+__all__ = [
+    "TRACE_OPTIONS",
+    "add_trace_arguments",
+    "is_trace_file",
+    "summary_from_traces",
+    "trace_options",
+]
+
+#: The keyword options a trace file is read with (the CLI's ``--task-attribute`` etc.).
+TRACE_OPTIONS = ("task_attribute", "trial_attribute", "success_attribute", "scope")
+
+
+def is_trace_file(path: str | os.PathLike[str]) -> bool:
+    """True when the file starts like OTLP JSON or a ``to_json()`` span (a cheap peek, 4 KiB).
+
+    Example:
+        >>> import json, os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "t.json")
+        >>> with open(p, "w") as fh:
+        ...     _ = fh.write(json.dumps({"resourceSpans": []}, indent=2))
+        >>> is_trace_file(p)
+        True
+    """
+    with open(path, "rb") as fh:
+        head = b"".join(fh.read(4096).split()).removeprefix(b"\xef\xbb\xbf")  # no whitespace, BOM
+    if head.startswith((b'{"resourceSpans"', b'[{"resourceSpans"')):
+        return True
+    return head.startswith((b"{", b"[{")) and b'"context":{"trace_id"' in head
+
+
+def _judge(episodes: list[Episode], check: Any, gold: Mapping[str, Any] | None) -> list[Episode]:
+    checker: Callable[[Any, Any], Any] = resolve_checker(check)
+    golds = gold or {}
+    if not isinstance(golds, Mapping):
+        raise TypeError(f"gold must be a {{task_id: gold}} mapping, got {type(golds).__name__}")
+    out = []
+    for ep in episodes:
+        verdict = task_success(ep, golds.get(ep.task_id), checker).detail["passed"]
+        out.append(ep.replace(success=bool(verdict)))
+    return out
+
+
+def summary_from_traces(
+    path: str | os.PathLike[str],
+    *,
+    task_attribute: str | None = None,
+    trial_attribute: str | None = None,
+    success_attribute: str | None = None,
+    scope: str = "top",
+    check: Any = None,
+    gold: Mapping[str, Any] | None = None,
+) -> RunSummary:
+    """Read a trace file into a :class:`~ek.agents.summary.RunSummary` (counts, cost, episodes).
+
+    Args:
+        path: OTLP JSON (lines or one document).
+        task_attribute, trial_attribute, scope: As for
+            :func:`~ek.agents.traces.episodes_from_spans`.
+        success_attribute: The span attribute holding each run's verdict.
+        check: A checker deciding success instead (``(episode, gold) -> bool`` or a registered
+            name); it wins over ``success_attribute``.
+        gold: ``{task_id: gold}`` for the checker (a task without an entry gets ``None``).
+
+    Raises:
+        RunLoadError: a malformed file (file and line named), no agent traces in it (the message
+            says what was looked for), or no way to decide success.
+    """
+    p = os.fspath(path)
+    try:
+        spans = list(read_spans(p))
+        episodes = episodes_from_spans(
+            spans,
+            task_attribute=task_attribute,
+            trial_attribute=trial_attribute,
+            scope=scope,
+            success_attribute=success_attribute,
+        )
+    except TraceFormatError as e:
+        msg = str(e)
+        raise RunLoadError(msg if msg.startswith(p) else f"{p}: {msg}") from None
+    if not episodes:
+        n_traces = len({s.trace_id for s in spans})
+        raise RunLoadError(
+            f"{p}: no agent traces: {len(spans)} span(s) in {n_traces} trace(s), none of them "
+            f"{LOOKED_FOR}"
+        )
+    if check is not None:
+        episodes = _judge(episodes, check, gold)
+    elif success_attribute is None:
+        raise RunLoadError(
+            f"{p}: {len(episodes)} agent run(s) read, but traces hold no verdict of their own: name the span "
+            "attribute that holds one (--success-attribute / success_attribute=) or pass a "
+            "checker (check=)"
+        )
+    return summary_from_episodes(episodes, source=p)
+
+
+def add_trace_arguments(p: argparse.ArgumentParser) -> None:
+    """Add ``--task-attribute``, ``--trial-attribute``, ``--success-attribute`` and ``--scope``."""
+    g = p.add_argument_group("trace files (OTLP JSON)")
+    g.add_argument(
+        "--task-attribute",
+        metavar="ATTR",
+        help="span attribute holding each trace's task id (default: each trace is its own task)",
+    )
+    g.add_argument(
+        "--trial-attribute",
+        metavar="ATTR",
+        help="span attribute holding the trial number (default: by start time within a task)",
+    )
+    g.add_argument(
+        "--success-attribute",
+        metavar="ATTR",
+        help="span attribute holding each run's verdict (a bool, 'pass'/'fail', 1/0)",
+    )
+    g.add_argument(
+        "--scope",
+        choices=SCOPES,
+        default="top",
+        help="score the top agent's own tool calls (top) or every call under it (all)",
+    )
+
+
+def trace_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The :data:`TRACE_OPTIONS` set on parsed arguments, as keywords for :func:`summary_from_traces`.
+
+    Example:
+        >>> trace_options(argparse.Namespace(task_attribute="ek.task_id", scope="top"))
+        {'task_attribute': 'ek.task_id', 'scope': 'top'}
+    """
+    return {k: getattr(args, k) for k in TRACE_OPTIONS if getattr(args, k, None) is not None}
