@@ -6,6 +6,7 @@ package: the bridges to Inspect AI, DeepEval and Ragas duck-type their objects.
 
 from __future__ import annotations
 
+from ek.agents.adaptive import Adaptive
 from ek.agents.bridge import (
     episodes_from_inspect_log,
     from_deepeval_test_case,
@@ -13,6 +14,8 @@ from ek.agents.bridge import (
     from_ragas_sample,
     trajectory_from_messages,
 )
+from ek.agents.budget import Budget, BudgetCurve, budget_curve
+from ek.agents.consistency import ConsistencyReport, consistency
 from ek.agents.cost import (
     CostReport,
     ModelPrice,
@@ -36,6 +39,7 @@ from ek.agents.episode import (
     read_episodes,
     write_episodes,
 )
+from ek.agents.faults import Fault, FaultPlan, RobustnessRow, ToolFault, wrap_tool
 from ek.agents.harness import (
     GateCheck,
     GateRefusedError,
@@ -53,6 +57,7 @@ from ek.agents.harness import (
     run_suite,
     save_agent_baseline,
 )
+from ek.agents.infra import InfraError, RetryPolicy
 from ek.agents.judge import (
     JudgeError,
     JudgeMetric,
@@ -128,16 +133,22 @@ __all__ = [
     "SCHEMES",
     "TOKEN_KINDS",
     "VERDICT_STATUSES",
+    "Adaptive",
     "AlignmentOp",
     "AnyOf",
     "BfclCase",
+    "Budget",
+    "BudgetCurve",
     "CallShapeError",
     "Checker",
+    "ConsistencyReport",
     "Cost",
     "CostPerSuccessMetric",
     "CostReport",
     "DeterministicAgentWarning",
     "Episode",
+    "Fault",
+    "FaultPlan",
     "FieldSpec",
     "GateCheck",
     "GateRefusedError",
@@ -147,6 +158,7 @@ __all__ = [
     "HarnessError",
     "HiddenTestChecker",
     "HiddenTestVerdict",
+    "InfraError",
     "Interval",
     "JudgeError",
     "JudgeMetric",
@@ -159,6 +171,8 @@ __all__ = [
     "ProgressEvent",
     "ReliabilityReport",
     "ReliabilityWarning",
+    "RetryPolicy",
+    "RobustnessRow",
     "RunProvenance",
     "RunSummary",
     "Step",
@@ -166,6 +180,7 @@ __all__ = [
     "TaskSpec",
     "TaskSuccessMetric",
     "ToolCallMetric",
+    "ToolFault",
     "ToolSpec",
     "Trajectory",
     "TrajectoryMetric",
@@ -176,6 +191,8 @@ __all__ = [
     "apairwise_judge",
     "arun_suite",
     "bootstrap_interval",
+    "budget_curve",
+    "consistency",
     "cost_of_pass",
     "cost_report",
     "difference_interval",
@@ -215,5 +232,6 @@ __all__ = [
     "suite_grammar",
     "trajectory_from_messages",
     "wilson_interval",
+    "wrap_tool",
     "write_episodes",
 ]

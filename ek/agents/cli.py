@@ -183,8 +183,9 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
     from .cost import cost_report, load_prices, pricing_from_dict
     from .reliability import reliability
     from .runs import load_run
+    from .traces.summary import trace_options
 
-    s = load_run(args.run, success_scorer=args.success_scorer)
+    s = load_run(args.run, success_scorer=args.success_scorer, trace_options=trace_options(args))
     if s.is_empty:
         raise ValueError(
             f"{args.run}: the run has no trial" + (f" ({s.unscored})" if s.unscored else "")
@@ -251,7 +252,55 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
             for name, m in s.metrics.items()
         },
         "notes": notes,
+        "beyond_pass_k": _beyond_data(s, counts, args.confidence),
     }
+
+
+def _beyond_data(s: Any, counts: Mapping[str, Any], confidence: float) -> dict[str, Any]:
+    """Consistency (k >= 2), infrastructure errors and budget stops, when the run has them."""
+    from .budget import budget_hits
+    from .consistency import consistency
+
+    out: dict[str, Any] = {}
+    if any(n >= 2 for n, _ in counts.values()):
+        out["consistency"] = consistency(counts, confidence=confidence, top=5).to_dict()
+    if s.infra:
+        out["infra"] = {
+            "per_task": {t: {"trials": e, "retries": r} for t, (e, r) in s.infra.items()},
+            "n_infra_errors": s.n_infra_errors,
+            "share": s.infra_share,
+        }
+    hits = budget_hits(s.episodes) if s.episodes is not None else {}
+    if hits:
+        out["budget_hits"] = hits
+    return out
+
+
+def _print_beyond(d: Mapping[str, Any], out: IO[str]) -> None:
+    w = out.write
+    con = d.get("consistency")
+    if con:
+        sh = con["share"]
+        flaky = ", ".join(
+            f"{t['task_id']} ({t['c']}/{t['n']}, flip {_num(t['flip_rate'], 3)})"
+            for t in con["flakiest"]
+        )
+        w(
+            f"\nconsistent tasks {con['n_consistent']}/{con['n_tasks']}  {_iv(sh)}"
+            f"  flakiest: {flaky or 'none'}\n"
+        )
+    infra = d.get("infra")
+    if infra:
+        per = ", ".join(
+            f"{t} {v['trials']} ({v['retries']} retries)" for t, v in infra["per_task"].items()
+        )
+        w(
+            f"infrastructure errors {infra['n_infra_errors']} ({infra['share']:.1%} of trials "
+            f"attempted; not counted as trials): {per}\n"
+        )
+    if d.get("budget_hits"):
+        hits = ", ".join(f"{k} {v}" for k, v in d["budget_hits"].items())
+        w(f"stopped by a budget: {hits}\n")
 
 
 def _usage_line(label: str, u: Mapping[str, Any]) -> str:
@@ -310,6 +359,7 @@ def _print_report(d: Mapping[str, Any], out: IO[str]) -> None:
         for name, m in d["metrics"].items():
             better = "higher" if m["higher_is_better"] else "lower"
             w(f"  {name:<24} {_num(m['value']):>10}  ({better} is better)\n")
+    _print_beyond(d.get("beyond_pass_k") or {}, out)
     for note in [*rel.get("warnings", []), *d["notes"]]:
         w(f"warning: {note}\n")
 
@@ -334,6 +384,9 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prices", metavar="FILE", help="LiteLLM price JSON to price the episodes")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
     _add_success_scorer(p)
+    from .traces.summary import add_trace_arguments  # --task-attribute etc. for trace files
+
+    add_trace_arguments(p)
     # --plot / --compare: added for the demo (ek.agents.plots); needs the `plot` extra.
     p.add_argument(
         "--plot",
@@ -425,6 +478,9 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
         "'intersect' compares the tasks both runs ran (--stratified always does)",
     )
     _add_success_scorer(p)
+    from .traces.summary import add_trace_arguments  # --task-attribute etc. for trace files
+
+    add_trace_arguments(p)
     p.add_argument(
         "--allow-undefined",
         metavar="CHECK",
@@ -437,6 +493,24 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
         "--allow-unscored",
         action="store_true",
         help="gate runs with unscored samples on their scored samples only (default: refuse)",
+    )
+    p.add_argument(
+        "--max-infra-share",
+        type=float,
+        default=None,
+        metavar="SHARE",
+        help="refuse a run in which more than SHARE (0..1) of the trials attempted ended in "
+        "infrastructure errors (default: no limit)",
+    )
+    p.add_argument(
+        "--consistency",
+        action="store_true",
+        help="also gate the share of consistent tasks (all-pass or all-fail)",
+    )
+    p.add_argument(
+        "--robustness",
+        action="store_true",
+        help="also gate the success rate under each injected fault both runs recorded",
     )
     p.add_argument("--json", action="store_true", help="print JSON for machines")
 
@@ -467,11 +541,13 @@ def _gate_text(res: Any) -> str:
 def _run_gate(args: argparse.Namespace) -> int:
     from .gate import agent_regression_gate
     from .runs import load_run
+    from .traces.summary import trace_options
 
     allow: bool | list[str] = "*" in args.allow_undefined or list(args.allow_undefined)
     try:
-        base = load_run(args.baseline, success_scorer=args.success_scorer)
-        cur = load_run(args.current, success_scorer=args.success_scorer)
+        traces = trace_options(args)
+        base = load_run(args.baseline, success_scorer=args.success_scorer, trace_options=traces)
+        cur = load_run(args.current, success_scorer=args.success_scorer, trace_options=traces)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = agent_regression_gate(
@@ -483,6 +559,9 @@ def _run_gate(args: argparse.Namespace) -> int:
                 allow_undefined=allow,
                 allow_unscored=args.allow_unscored,
                 tasks=args.tasks,
+                max_infra_share=args.max_infra_share,
+                consistency=args.consistency,
+                robustness=args.robustness,
             )
     except (OSError, ValueError, TypeError, ImportError) as e:
         _err(str(e))

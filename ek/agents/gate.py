@@ -523,6 +523,8 @@ class _Setup:
     metrics: bool = True
     n_resamples: int = 2000
     seed: int = 0
+    consistency: bool = False
+    robustness: bool = False
 
     def verdict(
         self,
@@ -642,12 +644,79 @@ def _metric_checks(g: _Setup) -> list[GateCheck]:
     return out
 
 
+def _consistency_checks(g: _Setup) -> list[GateCheck]:
+    """The share of consistent tasks (all-pass or all-fail), by Newcombe's interval on the
+    difference, tasks as the units (when ``consistency=True``)."""
+    if not g.consistency:
+        return []
+    from .consistency import consistency
+
+    cur, base = consistency(g.cur), consistency(g.base)
+    if not cur.n_tasks or not base.n_tasks:
+        g.warnings.append("consistency not checked: a run has no task with >= 2 trials")
+        return []
+    iv = newcombe_difference(
+        cur.n_consistent, cur.n_tasks, base.n_consistent, base.n_tasks, g.confidence
+    )
+    det = {
+        "current": [cur.n_consistent, cur.n_tasks],
+        "baseline": [base.n_consistent, base.n_tasks],
+        "method": iv.method,
+    }
+    values = (cur.share.point, base.share.point)
+    return [g.verdict("consistency", "consistency", iv, values, True, det)]
+
+
+def _robustness_checks(g: _Setup) -> list[GateCheck]:
+    """The success rate under each fault kind both runs injected (when ``robustness=True``),
+    by Newcombe's interval as the clean success rate."""
+    if not g.robustness:
+        return []
+    cf, bf = g.current.faults or {}, g.baseline.faults or {}
+    if not cf or not bf:
+        g.warnings.append("robustness not checked: a run has no fault-injected trials")
+        return []
+    out = []
+    for kind in sorted(set(cf) & set(bf)):
+        cc = [cf[kind][t] for t in g.cur if t in cf[kind]]
+        bb = [bf[kind][t] for t in g.base if t in bf[kind]]
+        nc, c1 = sum(n for n, _ in cc), sum(c for _, c in cc)
+        nb, c2 = sum(n for n, _ in bb), sum(c for _, c in bb)
+        if not nc or not nb:
+            continue
+        iv = newcombe_difference(c1, nc, c2, nb, g.confidence)
+        det = {"current": [c1, nc], "baseline": [c2, nb], "method": iv.method, "fault": kind}
+        name = f"success_rate[fault={kind}]"
+        out.append(g.verdict(name, "robustness", iv, (c1 / nc, c2 / nb), True, det))
+    return out
+
+
 #: The gate's checks, each independent of the others: ``check(setup) -> [GateCheck, ...]``.
 _CHECKS: tuple[Callable[[_Setup], list[GateCheck]], ...] = (
     _success_checks,
     _pass_hat_checks,
     _metric_checks,
+    _consistency_checks,
+    _robustness_checks,
 )
+
+
+def _refuse_infra(cur: RunSummary, base: RunSummary, max_share: float | None) -> None:
+    """Refuse a run in which more than ``max_share`` of the trials attempted ended in an
+    infrastructure error (see :mod:`ek.agents.infra`)."""
+    if max_share is None:
+        return
+    if not is_number(max_share) or not 0.0 <= max_share <= 1.0:
+        raise ValueError(f"max_infra_share must be a number in [0, 1] or None, got {max_share!r}")
+    for label, s in (("current run", cur), ("baseline", base)):
+        share = s.infra_share
+        if share > max_share:
+            raise GateRefusedError(
+                f"the {label} has {s.n_infra_errors} trial(s) that ended in infrastructure "
+                f"errors, {share:.1%} of the trials attempted, over max_infra_share="
+                f"{max_share:g}: its counts say too little about the agent; fix the "
+                "infrastructure and re-run (a resume re-uses the finished trials)"
+            )
 
 
 def _reason(checks: Sequence[GateCheck]) -> str:
@@ -685,6 +754,9 @@ def agent_regression_gate(
     allow_unscored: bool = False,
     success_scorer: str | None = None,
     tasks: str = "same",
+    max_infra_share: float | None = None,
+    consistency: bool = False,
+    robustness: bool = False,
 ) -> GateResult:
     """Is ``current`` a statistically supported regression from ``baseline``?
 
@@ -713,11 +785,18 @@ def agent_regression_gate(
             success (see :func:`~ek.agents.runs.load_run`).
         tasks: ``"same"`` (default): refuse runs whose task sets differ; ``"intersect"``:
             compare the tasks both runs ran (``stratified=True`` always does).
+        max_infra_share: Refuse a run in which more than this share (in [0, 1]) of the
+            trials attempted ended in an infrastructure error (:mod:`ek.agents.infra`);
+            ``None`` (default): no limit.
+        consistency: Also gate the share of consistent tasks
+            (:mod:`ek.agents.consistency`; check ``"consistency"``).
+        robustness: Also gate the success rate under each fault kind both runs injected
+            (:mod:`ek.agents.faults`; checks ``"success_rate[fault=<kind>]"``).
 
     Raises:
         GateRefusedError: an empty run or baseline, a run with unscored samples (unless
-            allowed), incomparable provenance, or different task sets (unless
-            ``tasks="intersect"``).
+            allowed), incomparable provenance, different task sets (unless
+            ``tasks="intersect"``), or too many infrastructure errors (``max_infra_share``).
 
     Example:
         >>> from ek.agents.base import RunProvenance
@@ -741,6 +820,7 @@ def agent_regression_gate(
     policy = undefined_policy(allow_undefined)
     warnings: list[str] = []
     _refuse(cur, base, allow_unscored, warnings)
+    _refuse_infra(cur, base, max_infra_share)
     cur_counts = {t: nc for t, nc in cur.counts.items() if nc[0] > 0}
     base_counts = {t: nc for t, nc in base.counts.items() if nc[0] > 0}
     if not stratified:  # stratified pairs the shared tasks itself (warning on the rest)
@@ -760,6 +840,8 @@ def agent_regression_gate(
         metrics=metrics,
         n_resamples=n_resamples,
         seed=seed,
+        consistency=consistency,
+        robustness=robustness,
     )
     checks = [c for make in _CHECKS for c in make(g)]
     n_tasks = len(g.shared) if g.shared is not None else len(cur_counts)

@@ -10,6 +10,12 @@ Two pictures a reader of an agent evaluation needs:
   both: as cheap or cheaper *and* as successful or more; Kapoor et al., 2024, "AI Agents That
   Matter", arXiv:2407.01502, argue that agent results must be reported this way).
 
+Beyond pass^k (:func:`plot_budget`, :func:`plot_robustness`): the **success-against-budget
+curve** (:func:`ek.agents.budget.budget_curve`: the success rate each run would have had under a
+dollar or token cap, from recorded costs) drawn beside the cost frontier, and the **robustness**
+of each run to each injected fault (success under the fault minus clean, with Newcombe's
+interval; :mod:`ek.agents.faults`).
+
 matplotlib is imported only when a plot is drawn, through its object-oriented API (no pyplot,
 no global backend change); without it :func:`require_matplotlib` raises an ``ImportError`` that
 names ``pip install ek-agents[plot]``. :func:`pareto_frontier` needs nothing.
@@ -36,9 +42,11 @@ __all__ = [
     "PLOT_EXTRA_HINT",
     "PlotRun",
     "pareto_frontier",
+    "plot_budget",
     "plot_cost_success",
     "plot_pass_hat_k",
     "plot_report",
+    "plot_robustness",
     "plot_run",
     "plot_runs",
     "require_matplotlib",
@@ -320,3 +328,66 @@ def plot_runs(
         label = s.run.agent or os.path.basename(os.fspath(p))
         runs.append(plot_run(s, label))
     return plot_report(runs, path)
+
+
+def _draw_budget(ax: Any, curves: Mapping[str, Any]) -> None:
+    measure = ""
+    for name, c in curves.items():
+        measure = c.measure
+        if not c.caps:
+            continue
+        xs = [c.caps[0], *c.caps]
+        ys = [0.0, *c.rates]
+        ax.step(xs, ys, where="post", label=name)
+    ax.set_xlabel(f"cap on {measure or 'budget'} per trial")
+    ax.set_ylabel("success rate within the cap")
+    ax.set_title("Success against budget (from recorded costs)")
+    ax.set_ylim(0.0, 1.02)
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower right")
+
+
+def plot_budget(
+    runs: Sequence[PlotRun], curves: Mapping[str, Any], path: str | os.PathLike[str]
+) -> str:
+    """The cost frontier of ``runs`` beside each run's success-against-budget curve
+    (``{label: BudgetCurve}``, e.g. ``{name: result.budget_curve("dollars")}``); returns ``path``."""
+    rs = _check_runs(runs)
+    if not curves:
+        raise ValueError("nothing to plot: expected at least one BudgetCurve, got none")
+    fig = require_matplotlib()(figsize=(12, 4.6))
+    _draw_cost_success(fig.add_subplot(1, 2, 1), rs)
+    _draw_budget(fig.add_subplot(1, 2, 2), curves)
+    return _save(fig, path)
+
+
+def plot_robustness(rows: Mapping[str, Sequence[Any]], path: str | os.PathLike[str]) -> str:
+    """Success under each fault minus clean, per run (``{label: SuiteResult.robustness}``),
+    with Newcombe's interval as an error bar; returns ``path``."""
+    if not rows or not any(rows.values()):
+        raise ValueError("nothing to plot: expected robustness rows, got none")
+    fig = require_matplotlib()(figsize=(7, 4.2))
+    ax = fig.add_subplot(1, 1, 1)
+    faults = sorted({r.fault for rs in rows.values() for r in rs})
+    width = 0.8 / max(1, len(rows))
+    for j, (name, rs) in enumerate(rows.items()):
+        by = {r.fault: r for r in rs}
+        xs, ys, lo, hi = [], [], [], []
+        for i, f in enumerate(faults):
+            r = by.get(f)
+            if r is None or math.isnan(r.difference.point):
+                continue
+            iv = r.difference
+            xs.append(i + (j - (len(rows) - 1) / 2) * width)
+            ys.append(iv.point)
+            lo.append(max(0.0, iv.point - iv.low))
+            hi.append(max(0.0, iv.high - iv.point))
+        ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=4, label=name)
+    ax.axhline(0.0, color="grey", linewidth=1)
+    ax.set_xticks(list(range(len(faults))))
+    ax.set_xticklabels(faults)
+    ax.set_ylabel("success under fault − clean")
+    ax.set_title("Robustness to injected faults (Newcombe interval)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="lower left")
+    return _save(fig, path)

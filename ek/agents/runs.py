@@ -30,12 +30,14 @@ import json
 import os
 import stat
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ek.base import Score
 from ek.scalar_gate import metric_direction
 
 from .cost import cost_report, pricing_from_dict
 from .episode import Episode, RunProvenance
+from .infra import infra_from_records
 from .store import StoreError, read_store
 from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored, metric_aggregator
 
@@ -59,7 +61,12 @@ def _first_line(path: str) -> bytes:
         return fh.readline(1 << 20)
 
 
-def load_run(path: str | os.PathLike[str], *, success_scorer: str | None = None) -> RunSummary:
+def load_run(
+    path: str | os.PathLike[str],
+    *,
+    success_scorer: str | None = None,
+    trace_options: Mapping[str, Any] | None = None,
+) -> RunSummary:
     """Read a store, a baseline or an Inspect log into a :class:`~ek.agents.summary.RunSummary`.
 
     Args:
@@ -67,6 +74,9 @@ def load_run(path: str | os.PathLike[str], *, success_scorer: str | None = None)
         success_scorer: For an Inspect log, the scorer whose value decides success (``"name"``
             or ``"name:key"``; e.g. ``"match"``); default: the ek scorer's verdict. A store or
             a baseline already holds its verdicts, and ignores it.
+        trace_options: For a trace file (OTLP JSON), the keywords of
+            :func:`ek.agents.traces.summary_from_traces` (``task_attribute``, ``trial_attribute``,
+            ``success_attribute``, ``scope``); other files ignore them.
 
     Raises:
         RunLoadError: the file is none of these (or is corrupt, or truncated, or not a regular
@@ -82,6 +92,10 @@ def load_run(path: str | os.PathLike[str], *, success_scorer: str | None = None)
         )
     if p.endswith(".eval"):
         return _from_inspect(p, success_scorer)
+    from .traces.summary import is_trace_file, summary_from_traces  # lazy: traces imports runs
+
+    if is_trace_file(p):
+        return summary_from_traces(p, **(trace_options or {}))
     head = _first_line(p).strip()
     try:
         first = json.loads(head) if head else None
@@ -141,7 +155,10 @@ def _from_store(p: str) -> RunSummary:
         per_task: dict[str, dict[str, list[Score]]] = {}
         order = {t: i for i, t in enumerate(tasks)}
         recs = sorted(snap.records, key=lambda r: (order.get(r["task_id"], len(order)), r["trial"]))
+        infra = infra_from_records(recs)
         for rec in recs:
+            if rec.get("infra_error"):  # an infrastructure error is not a trial
+                continue
             d = dict(rec["episode"])
             d.setdefault("run", h["run"])
             ok = bool(rec["success"])
@@ -170,6 +187,7 @@ def _from_store(p: str) -> RunSummary:
             episodes=tuple(eps),
             verdicts=tuple(oks),
             pricing=h.get("pricing"),
+            infra=infra,
         )
     except StoreError as e:
         raise RunLoadError(str(e)) from None

@@ -4,6 +4,13 @@ Layout: the first line is a **header** (``{"ek_store": 1, "run": RunProvenance, 
 {"fingerprint", "tasks"}, "k", "seed", "ek_version", ...}``); every further line is one
 **finished trial** (``{"task_id", "trial", "success", "check", "episode", "scores"}``).
 
+Optional fields (absent in a store written without them; a reader that does not know them reads
+the store as before): ``retries`` (infrastructure retries before the trial's result) and
+``infra_error`` (the trial ended in an infrastructure error after every retry: its ``success``
+is ``false`` so every reader can parse it, and this ek leaves it out of the counts; see
+:mod:`ek.agents.infra`). The header may record ``metrics`` (each metric's configuration,
+:mod:`ek.agents.fingerprint`), ``budget``, ``adaptive`` and ``fault``.
+
 Durability, precisely:
 
 * Each trial's line is handed to the operating system with one unbuffered ``write`` as soon
@@ -25,7 +32,9 @@ Durability, precisely:
   one is corruption, not a crash, and is refused.
 * Opening an existing store with a different provenance, suite fingerprint, ``k`` or checker
   (``check``, when the header records one) is refused: mixing trials of two experiments would
-  silently corrupt both.
+  silently corrupt both. So is a metric whose configuration (``metrics``: name -> class,
+  settings and fingerprint, see :mod:`ek.agents.fingerprint`) differs from the one the header
+  records under the same name.
 * One writer at a time: :meth:`TrialStore.open` takes an exclusive, non-blocking ``flock`` on the
   file (released on close, and by the kernel when the process dies, so a SIGKILL leaves no stale
   lock) and refuses a second writer with :class:`StoreLockedError`. Where ``fcntl`` does not
@@ -73,6 +82,11 @@ STORE_VERSION = 1
 _COMPARED = ("run", "suite", "k")
 # compared when the new header has them (``run_suite`` always records the checker)
 _COMPARED_IF_GIVEN = ("check",)
+# compared when either header has them (an option that changes verdicts: a budget, a fault
+# plan, an adaptive rule; absent from a store written without it)
+_COMPARED_IF_EITHER = ("budget", "fault", "adaptive")
+# mappings compared entry by entry, for the names both headers record (each metric's config)
+_COMPARED_BY_NAME = ("metrics",)
 
 
 class StoreError(ValueError):
@@ -245,6 +259,40 @@ def read_store(path: str | os.PathLike[str]) -> StoreSnapshot:
     return StoreSnapshot(p, header, tuple(records), torn)
 
 
+def _by_name_diffs(old: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
+    """``"metrics['x']: store has ..., run has ..."`` for each entry both headers record
+    differently (an entry only one header has is not a mismatch)."""
+    out = []
+    for key in _COMPARED_BY_NAME:
+        a, b = to_json_safe(old.get(key)), want.get(key)
+        if not isinstance(a, Mapping) or not isinstance(b, Mapping):
+            continue
+        for name in sorted(set(a) & set(b)):
+            if a[name] != b[name]:
+                out.append(f"{key}[{name!r}]: store has {a[name]!r:.300}, run has {b[name]!r:.300}")
+    return out
+
+
+def _refuse_mismatch(p: str, old: Mapping[str, Any], want: Mapping[str, Any]) -> None:
+    """Raise :class:`StoreMismatchError` when ``old`` (the file's header) is another experiment."""
+    compared = (
+        *_COMPARED,
+        *(k for k in _COMPARED_IF_GIVEN if k in want),
+        *(k for k in _COMPARED_IF_EITHER if k in want or k in old),
+    )
+    diffs = [k for k in compared if to_json_safe(old.get(k)) != want.get(k)]
+    detail = [
+        f"{k}: store has {old.get(k)!r:.300}, run has {want.get(k)!r:.300}" for k in diffs
+    ] + _by_name_diffs(old, want)
+    if detail:
+        raise StoreMismatchError(
+            f"{p} belongs to another experiment ({'; '.join(detail)}). Resume only with the "
+            "same provenance, suite, k, checker and metric configurations (a metric whose "
+            "settings changed under the same name would mix two metrics' scores), or use a new "
+            "store file."
+        )
+
+
 class TrialStore:
     """An append-only, resumable JSON-lines log of finished trials (see the module docstring).
 
@@ -353,16 +401,7 @@ class TrialStore:
                 repaired=bool(existing),
                 background_fsync=background_fsync,
             )
-        compared = (*_COMPARED, *(k for k in _COMPARED_IF_GIVEN if k in want))
-        diffs = [k for k in compared if to_json_safe(old.get(k)) != want.get(k)]
-        if diffs:
-            detail = "; ".join(
-                f"{k}: store has {old.get(k)!r:.300}, run has {want.get(k)!r:.300}" for k in diffs
-            )
-            raise StoreMismatchError(
-                f"{p} belongs to another experiment ({detail}). Resume only with the same "
-                "provenance, suite, k and checker, or use a new store file."
-            )
+        _refuse_mismatch(p, old, want)
         if end < len(existing):  # repair: cut the torn tail, keep every complete line
             os.ftruncate(fh.fileno(), end)
             os.fsync(fh.fileno())

@@ -54,6 +54,13 @@ sync agents run in a pool of ``concurrency`` threads; ``executor=`` sends every 
 for a Dask cluster; the agent and its inputs must then be picklable). Checkers and metrics
 always run in the calling process (verifier isolation: the agent's code cannot reach them).
 
+**Beyond pass^k.** Infrastructure errors are retried and left out of the counts
+(``retry_on``, :mod:`ek.agents.infra`); per-trial budgets stop a trial as an agent failure
+(``budget``, :mod:`ek.agents.budget`); adaptive trials stop settled tasks early (``adaptive``,
+:mod:`ek.agents.adaptive`); fault plans run every task clean and under injected tool faults
+(``faults``, :mod:`ek.agents.faults`); :meth:`SuiteResult.consistency` ranks the flaky tasks
+(:mod:`ek.agents.consistency`). Without these options every figure is what it was.
+
 **Persistence.** ``store=`` a JSON-lines path (see :mod:`ek.agents.store` for the exact
 durability guarantees): re-running with the same store resumes and skips finished
 ``(task_id, trial)`` pairs; a store of a different experiment is refused.
@@ -95,8 +102,14 @@ from ek.jsonio import to_json_safe
 from ek.registry import resolve
 from ek.scalar_gate import metric_direction
 
-from .cost import CostReport, ModelPrice, cost_report, pricing_to_dict
-from .episode import Episode, RunProvenance
+from .adaptive import Adaptive
+from .budget import Budget, BudgetCurve, budget_curve, budget_hits, usage
+from .consistency import ConsistencyReport, consistency
+from .cost import CostReport, ModelPrice, cost_report, pricing_from_dict, pricing_to_dict
+from .episode import Episode, RunProvenance, Trajectory
+from .faults import Fault, FaultPlan, RobustnessRow, fault_stream, robustness, wrap_tool
+from .fingerprint import metric_config
+from .infra import RetryPolicy
 from .metrics import check_name, resolve_checker
 from .reliability import ReliabilityReport, reliability
 from .spec import TaskSpec
@@ -150,6 +163,12 @@ class TrialContext:
         run: The run's provenance.
         k: Trials per task.
         timeout: The per-trial time limit in seconds, or ``None``.
+        budget: The per-trial :class:`~ek.agents.budget.Budget`, or ``None``.
+        price: The run's price (a ``ModelPrice`` or a ``{model: ModelPrice}`` catalogue) that
+            dollar budgets are counted in, or ``None``.
+        started: ``time.monotonic()`` when this attempt started (``None`` outside a run).
+        fault: The :class:`~ek.agents.faults.Fault` injected into this trial's tools (through
+            :meth:`tool`), or ``None`` on a clean trial.
     """
 
     task_id: str
@@ -158,11 +177,49 @@ class TrialContext:
     run: RunProvenance
     k: int
     timeout: float | None = None
+    budget: Budget | None = None
+    price: Any = None
+    started: float | None = None
+    fault: Fault | None = None
+    _streams: dict[str, random.Random] = field(default_factory=dict, compare=False, repr=False)
+
+    def tool(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """The tool ``fn`` named ``name`` as this trial must use it: ``fn`` itself on a clean
+        trial, wrapped under the trial's injected :class:`~ek.agents.faults.Fault` otherwise
+        (one seeded stream per tool and trial, however often it is wrapped)."""
+        if self.fault is None or not self.fault.hits(name):
+            return fn
+        rng = self._streams.get(name)
+        if rng is None:
+            rng = self._streams[name] = fault_stream(self.seed, self.fault, name)
+        return wrap_tool(fn, self.fault, name, rng=rng)
 
     @property
     def rng(self) -> random.Random:
         """A fresh ``random.Random(seed)``: the same numbers every time this trial is re-run."""
         return random.Random(self.seed)
+
+    def time_left(self) -> float | None:
+        """Seconds until the trial's wall-time limit (``budget.wall_time``, else ``timeout``);
+        ``None`` without one."""
+        wall = self.budget.wall_time if self.budget is not None else None
+        caps = [float(c) for c in (self.timeout, wall) if c is not None]
+        if not caps or self.started is None:
+            return None
+        return min(caps) - (time.monotonic() - self.started)
+
+    def remaining(
+        self, trajectory: Iterable[Any] = (), cost: Iterable[Any] = ()
+    ) -> dict[str, float | None]:
+        """What is left of each budget limit after the usage so far (steps ``trajectory``,
+        :class:`~ek.agents.base.Cost` records ``cost``): ``{limit: cap - used}``, negative once
+        crossed; ``{}`` without a budget. A sync agent checks it to stop before it is stopped.
+        """
+        if self.budget is None:
+            return {}
+        ep = Episode(self.task_id, trajectory=Trajectory(trajectory), cost=tuple(cost))
+        elapsed = None if self.started is None else time.monotonic() - self.started
+        return self.budget.remaining(usage(ep, self.price, elapsed=elapsed))
 
 
 @dataclass(frozen=True)
@@ -214,6 +271,13 @@ class SuiteOptions(TypedDict, total=False):
     n_resamples: int
     fsync_every: int
     fsync_interval: float
+    retry_on: Any
+    max_retries: int
+    retry_backoff: float
+    budget: Budget | None
+    adaptive: Adaptive | None
+    faults: FaultPlan | None
+    fault: Fault | None
 
 
 @dataclass(frozen=True)
@@ -250,6 +314,13 @@ class SuiteConfig:
     n_resamples: int = 2000
     fsync_every: int = 64
     fsync_interval: float = 1.0
+    retry_on: Any = None
+    max_retries: int = 3
+    retry_backoff: float = 0.5
+    budget: Budget | None = None
+    adaptive: Adaptive | None = None
+    faults: FaultPlan | None = None
+    fault: Fault | None = None
 
     def __post_init__(self) -> None:
         positive_int("k", self.k)
@@ -266,6 +337,29 @@ class SuiteConfig:
             raise TypeError(f"progress must be callable, got {type(self.progress).__name__}")
         if self.run is not None and not isinstance(self.run, RunProvenance):
             raise TypeError(f"run must be a RunProvenance, got {type(self.run).__name__}")
+        RetryPolicy.build(self.retry_on, self.max_retries, self.retry_backoff)  # validates
+        if self.budget is not None and not isinstance(self.budget, Budget):
+            raise TypeError(
+                f"budget must be an ek.agents.budget.Budget or None, got {type(self.budget).__name__}"
+            )
+        _check_faults(self.faults, self.fault)
+        if self.adaptive is not None and not isinstance(self.adaptive, Adaptive):
+            raise TypeError(
+                f"adaptive must be an ek.agents.adaptive.Adaptive or None, got "
+                f"{type(self.adaptive).__name__}"
+            )
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """The :class:`~ek.agents.infra.RetryPolicy` of ``retry_on``/``max_retries``/``retry_backoff``."""
+        return RetryPolicy.build(self.retry_on, self.max_retries, self.retry_backoff)
+
+    @property
+    def time_limit(self) -> float | None:
+        """The per-trial deadline: the smaller of ``timeout`` and ``budget.wall_time``."""
+        wall = self.budget.wall_time if self.budget is not None else None
+        given = [float(c) for c in (self.timeout, wall) if c is not None]
+        return min(given) if given else None
 
     def replace(self, **changes: Any) -> SuiteConfig:
         """A copy with ``changes`` (validated again)."""
@@ -294,6 +388,19 @@ class SuiteConfig:
 
 
 _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(SuiteConfig))
+
+
+def _check_faults(faults: Any, fault: Any) -> None:
+    if faults is not None and not isinstance(faults, FaultPlan):
+        raise TypeError(
+            f"faults must be an ek.agents.faults.FaultPlan or None, got {type(faults).__name__}"
+        )
+    if fault is not None and not isinstance(fault, Fault):
+        raise TypeError(
+            f"fault must be an ek.agents.faults.Fault or None, got {type(fault).__name__}"
+        )
+    if faults is not None and fault is not None:
+        raise ValueError("give faults= (clean and every fault) or fault= (one fault), not both")
 
 
 @dataclass(frozen=True)
@@ -340,6 +447,15 @@ class SuiteResult:
         resumed: Trials read back from the store instead of run.
         store: The store path, or ``None``.
         elapsed: Wall-clock seconds of this call.
+        infra_errors: ``task_id -> trials that ended in an infrastructure error`` after every
+            retry (left out of ``episodes``, ``counts`` and pass^k; see :mod:`ek.agents.infra`).
+        retries: ``task_id -> infrastructure retries`` over its trials.
+        budget: The per-trial :class:`~ek.agents.budget.Budget`, or ``None``.
+        pricing: The run's price setting (``pricing_to_dict``), for dollar budget curves.
+        adaptive: The adaptive stopping rule, or ``None`` (see :attr:`trials_saved`).
+        fault: The fault every trial of this result ran under, or ``None`` (clean).
+        faults: ``fault name -> SuiteResult`` of the same tasks under each fault of
+            ``faults=`` (see :attr:`robustness`).
     """
 
     run: RunProvenance
@@ -358,6 +474,51 @@ class SuiteResult:
     resumed: int
     store: str | None
     elapsed: float
+    infra_errors: Mapping[str, int] = field(default_factory=dict)
+    retries: Mapping[str, int] = field(default_factory=dict)
+    budget: Budget | None = None
+    pricing: Mapping[str, Any] | None = None
+    adaptive: Adaptive | None = None
+    fault: Fault | None = None
+    faults: Mapping[str, SuiteResult] = field(default_factory=dict)
+
+    @property
+    def robustness(self) -> tuple[RobustnessRow, ...]:
+        """Per injected fault: its success rate minus the clean one, with Newcombe's interval
+        (:func:`~ek.agents.faults.robustness`; empty without ``faults=``)."""
+        faulted = {name: r.counts for name, r in self.faults.items()}
+        return robustness(self.counts, faulted, self.reliability.confidence) if faulted else ()
+
+    @property
+    def trials_saved(self) -> int:
+        """Trials not run because the adaptive rule settled their task (0 without ``adaptive``)."""
+        if self.adaptive is None:
+            return 0
+        ran = sum(n for n, _ in self.counts.values()) + self.n_infra_errors
+        return len(self.tasks) * self.k - ran
+
+    def consistency(self, top: int = 10) -> ConsistencyReport:
+        """Per-task consistency, flip rates and the flakiest tasks
+        (:func:`~ek.agents.consistency.consistency`)."""
+        return consistency(self.counts, confidence=self.reliability.confidence, top=top)
+
+    @property
+    def n_infra_errors(self) -> int:
+        """Trials that ended in an infrastructure error (not counted as trials)."""
+        return sum(self.infra_errors.values())
+
+    @property
+    def budget_hits(self) -> dict[str, int]:
+        """``{budget limit: trials it stopped}``."""
+        return budget_hits(self.episodes)
+
+    def budget_curve(self, measure: str = "dollars") -> BudgetCurve:
+        """Success rate against a cap on ``measure`` from the recorded usage
+        (:func:`~ek.agents.budget.budget_curve`, priced as the run was)."""
+        price, prices = pricing_from_dict(self.pricing)
+        return budget_curve(
+            self.episodes, self.verdicts, measure, price=price if price is not None else prices
+        )
 
     @property
     def n_trials(self) -> int:
@@ -403,6 +564,9 @@ class SuiteResult:
             source=self.store,
             episodes=self.episodes,
             verdicts=self.verdicts,
+            pricing=self.pricing,
+            infra=_infra_summary(self.infra_errors, self.retries),
+            faults={n: dict(r.counts) for n, r in self.faults.items()} if self.faults else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -421,7 +585,36 @@ class SuiteResult:
             "metrics": to_json_safe(dict(self.metrics)),
             "directions": dict(self.directions),
             "slices": {n: s.to_dict() for n, s in self.slices.items()},
+            **_reliability_extras(self),
         }
+
+
+def _infra_summary(
+    infra_errors: Mapping[str, int], retries: Mapping[str, int]
+) -> dict[str, tuple[int, int]] | None:
+    """``task_id -> (infra-ended trials, retries)``, or ``None`` when there were neither."""
+    if not any(infra_errors.values()) and not any(retries.values()):
+        return None
+    ids = sorted(set(infra_errors) | set(retries))
+    return {t: (infra_errors.get(t, 0), retries.get(t, 0)) for t in ids}
+
+
+def _reliability_extras(res: SuiteResult) -> dict[str, Any]:
+    """The to_dict keys of the options beyond pass^k (absent when unused)."""
+    out: dict[str, Any] = {}
+    if any(res.infra_errors.values()) or any(res.retries.values()):
+        out["infra_errors"] = dict(res.infra_errors)
+        out["retries"] = dict(res.retries)
+    if res.budget is not None:
+        out["budget"] = res.budget.to_dict()
+        out["budget_hits"] = res.budget_hits
+    if res.adaptive is not None:
+        out["adaptive"] = {**res.adaptive.to_dict(), "trials_saved": res.trials_saved}
+    if res.fault is not None:
+        out["fault"] = res.fault.to_dict()
+    if res.faults:
+        out["robustness"] = [row.to_dict() for row in res.robustness]
+    return out
 
 
 # ----------------------------------------------------------------------------- preparation
@@ -692,6 +885,19 @@ class _State:
     results: dict[tuple[str, int], tuple[Episode, bool, dict[str, Score]]] = field(
         default_factory=dict
     )
+    infra: dict[tuple[str, int], tuple[str, int]] = field(default_factory=dict)
+    retries: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def infra_counts(self) -> tuple[dict[str, int], dict[str, int]]:
+        """``task_id -> infra-ended trials`` and ``task_id -> retries`` (tasks with any)."""
+        ended: dict[str, int] = {}
+        retried: dict[str, int] = {}
+        for (tid, _), (_, r) in self.infra.items():
+            ended[tid] = ended.get(tid, 0) + 1
+            retried[tid] = retried.get(tid, 0) + r
+        for (tid, _), r in self.retries.items():
+            retried[tid] = retried.get(tid, 0) + r
+        return ended, {t: r for t, r in retried.items() if r}
 
 
 def _resolve_run(run: Any, seed: int | None) -> RunProvenance:
@@ -711,6 +917,7 @@ def _open_store(
     run: RunProvenance,
     suite: Sequence[TaskSpec],
     pricing: dict[str, Any] | None = None,
+    metrics: Sequence[Any] = (),
 ) -> TrialStore | None:
     store, check, k = cfg.store, cfg.check, cfg.k
     if store is None:
@@ -727,7 +934,15 @@ def _open_store(
         "tasks": {t.task_id: list(t.slices) for t in suite},
         # what priced the run, so a report of the store gives the run's own Cost-of-Pass
         "pricing": pricing,
+        # each metric's configuration: a resume with other settings under a name is refused
+        "metrics": {str(m.name): metric_config(m) for m in metrics},
     }
+    if cfg.budget is not None:  # a budget changes verdicts: a resume must use the same one
+        header["budget"] = cfg.budget.to_dict()
+    if cfg.adaptive is not None:  # the stopping rule decides which trials exist
+        header["adaptive"] = cfg.adaptive.to_dict()
+    if cfg.fault is not None:  # a store holds one fault's trials (or the clean ones)
+        header["fault"] = cfg.fault.to_dict()
     return TrialStore.open(
         store, header, fsync_every=cfg.fsync_every, fsync_interval=cfg.fsync_interval
     )
@@ -735,17 +950,18 @@ def _open_store(
 
 async def _attempt(
     call: Awaitable[Any], task: TaskSpec, timeout: float | None
-) -> tuple[Any, str | None]:
+) -> tuple[Any, str | None, Exception | None]:
     """Await one agent call (:func:`ek.calling.acall`, which enforces the time limit):
-    ``(result, None)``, or ``(None, error)`` for an agent failure."""
+    ``(result, None, None)``, or ``(None, error, exception)`` for a failed call (the exception
+    is ``None`` for ek's own time limit, which is never an infrastructure error)."""
     try:
-        return await call, None
+        return await call, None, None
     except CallTimeoutError:
-        return None, f"timeout: no result within {timeout:g}s"
+        return None, f"timeout: no result within {timeout:g}s", None
     except (concurrent.futures.BrokenExecutor, pickle.PicklingError) as e:
         raise HarnessError(f"the executor failed running task {task.task_id!r}: {e!r}") from e
     except Exception as e:
-        return None, f"{type(e).__name__}: {e}"
+        return None, f"{type(e).__name__}: {e}", e
 
 
 def _trial_episode(
@@ -803,6 +1019,8 @@ async def arun_suite(
     (``config=``; keywords given as well override its fields).
     """
     cfg = SuiteConfig.build(config, options, caller="arun_suite")
+    if cfg.faults is not None:
+        return await _run_with_faults(agent, tasks, cfg)
     t_start = time.perf_counter()
     if not callable(agent):
         raise TypeError(f"agent must be callable, got {type(agent).__name__}")
@@ -812,7 +1030,7 @@ async def arun_suite(
     ms = _prepare_metrics(
         cfg.metrics, suite, check=cfg.check, checker=checker, price=cfg.price, prices=cfg.prices
     )
-    st = _open_store(cfg, run, suite, pricing_to_dict(ms.price, ms.prices))
+    st = _open_store(cfg, run, suite, pricing_to_dict(ms.price, ms.prices), ms.reported)
     trials = _Trials(agent, cfg, run, checker, ms, st, t_start)
     try:
         resumed = _restore(st, {t.task_id: t for t in suite}, run, ms, trials.state) if st else 0
@@ -844,6 +1062,8 @@ class _Trials:
         self.wants_ctx = _wants_context(agent)
         self.total = self.resumed = 0
         self.pool: concurrent.futures.Executor | None = None
+        self.policy = cfg.retry_policy
+        self.price: Any = ms.price if ms.price is not None else ms.prices
 
     def notify(self, tid: str | None, trial: int | None, ok: bool | None) -> None:
         """Send a :class:`ProgressEvent` (when a progress callback was given)."""
@@ -858,9 +1078,6 @@ class _Trials:
     async def run_all(self, suite: Sequence[TaskSpec], resumed: int) -> None:
         """Run every trial not read back from the store, ``concurrency`` at a time."""
         cfg, state = self.cfg, self.state
-        pending = [
-            (t, i) for i in range(cfg.k) for t in suite if (t.task_id, i) not in state.results
-        ]
         self.total, self.resumed, state.done = len(suite) * cfg.k, resumed, resumed
         threads = None
         if cfg.executor is None and not is_async_callable(self.agent):
@@ -869,13 +1086,35 @@ class _Trials:
             )
         self.pool = cfg.executor if cfg.executor is not None else threads
         self.notify(None, None, None)
-        it = iter(pending)
+        # adaptive trials: every task's first min_trials, then the rest of the unsettled ones
+        m = cfg.k if cfg.adaptive is None else min(cfg.k, cfg.adaptive.min_trials)
         try:
-            n_workers = min(cfg.concurrency, len(pending)) or 1
-            await asyncio.gather(*(self.worker(it) for _ in range(n_workers)))
+            await self.run_phase(suite, range(m))
+            if m < cfg.k and not state.stop:
+                await self.run_phase([t for t in suite if not self.settled(t, m)], range(m, cfg.k))
         finally:
             if threads is not None:
                 threads.shutdown(wait=False, cancel_futures=True)
+
+    def settled(self, task: TaskSpec, m: int) -> bool:
+        """Does the adaptive rule stop ``task`` after its first ``m`` trials?"""
+        rule = self.cfg.adaptive
+        res = self.state.results
+        first = [res[(task.task_id, i)][1] for i in range(m) if (task.task_id, i) in res]
+        return rule is not None and rule.settled(first)
+
+    async def run_phase(self, suite: Sequence[TaskSpec], trials: range) -> None:
+        """Run ``trials`` of every task in ``suite`` not read back from the store."""
+        state = self.state
+        pending = [
+            (t, i)
+            for i in trials
+            for t in suite
+            if (t.task_id, i) not in state.results and (t.task_id, i) not in state.infra
+        ]
+        it = iter(pending)
+        n_workers = min(self.cfg.concurrency, len(pending)) or 1
+        await asyncio.gather(*(self.worker(it) for _ in range(n_workers)))
 
     async def worker(self, it: Iterator[tuple[TaskSpec, int]]) -> None:
         """Take trials from ``it`` until it is empty or a harness error stops the run."""
@@ -892,24 +1131,66 @@ class _Trials:
                 if state.error is None:
                     state.error = e
 
+    async def attempts(
+        self, task: TaskSpec, trial: int, seed: int
+    ) -> tuple[Any, str | None, str | None, int, float]:
+        """Call the agent, retrying infrastructure errors (:mod:`ek.agents.infra`):
+        ``(result, agent error, infrastructure error, retries, seconds of the last attempt)``."""
+        cfg, policy = self.cfg, self.policy
+        limit = cfg.time_limit
+        rng = random.Random(seed)
+        retries = 0
+        while True:
+            ctx = TrialContext(
+                task.task_id, trial, seed, self.run, cfg.k, cfg.timeout, cfg.budget,
+                self.price, time.monotonic(), cfg.fault,
+            )  # fmt: skip
+            args = (task, ctx) if self.wants_ctx else (task,)
+            t0 = time.perf_counter()
+            call = acall(self.agent, args, timeout=limit, executor=self.pool)
+            raw, error, exc = await _attempt(call, task, limit)
+            dur = time.perf_counter() - t0
+            wall = cfg.budget.wall_time if cfg.budget is not None else None
+            if error is not None and exc is None and wall is not None and limit == wall:
+                error = "budget: wall_time"  # the harness's deadline was the budget's
+            if exc is None or not policy.is_infra(exc):
+                return raw, error, None, retries, dur
+            if retries >= policy.max_retries:
+                return None, None, f"infrastructure: {error}", retries, dur
+            await asyncio.sleep(policy.delay(retries, rng))
+            retries += 1
+
+    def over_budget(self, ep: Episode, dur: float) -> Episode:
+        """``ep`` as an agent failure ``"budget: <limit>"`` when it crossed a budget limit."""
+        budget = self.cfg.budget
+        if budget is None or ep.error is not None:
+            return ep
+        why = budget.exceeded(usage(ep, self.price, elapsed=dur))
+        return ep if why is None else ep.replace(error=why)
+
     async def one(self, task: TaskSpec, trial: int) -> None:
         """Run, check, score, store and report one trial."""
-        cfg, run = self.cfg, self.run
+        cfg, run, state = self.cfg, self.run, self.state
         seed = trial_seed(int(run.seed or 0), task.task_id, trial)
-        ctx = TrialContext(task.task_id, trial, seed, run, cfg.k, cfg.timeout)
-        args = (task, ctx) if self.wants_ctx else (task,)
-        t0 = time.perf_counter()
-        call = acall(self.agent, args, timeout=cfg.timeout, executor=self.pool)
-        raw, error = await _attempt(call, task, cfg.timeout)
-        ep = _trial_episode(raw, error, task, trial, run, time.perf_counter() - t0)
+        raw, error, infra, retries, dur = await self.attempts(task, trial, seed)
+        key = (task.task_id, trial)
+        if infra is not None:  # not a trial: not checked, not counted, recorded
+            state.infra[key] = (infra, retries)
+            state.done += 1
+            if self.st is not None:
+                self.st.append(_infra_record(task, trial, infra, retries, dur))
+            self.notify(task.task_id, trial, None)
+            return
+        ep = self.over_budget(_trial_episode(raw, error, task, trial, run, dur), dur)
         ep, scores = await _check_and_score(ep, task, self.checker, self.ms.per_task[task.task_id])
         ok = bool(ep.success)
-        state = self.state
-        state.results[(task.task_id, trial)] = (ep, ok, scores)
+        state.results[key] = (ep, ok, scores)
+        if retries:
+            state.retries[key] = retries
         state.done += 1
         state.failures += ep.error is not None
         if self.st is not None:
-            self.st.append(_record(ep, ok, scores, run, cfg.check))
+            self.st.append(_record(ep, ok, scores, run, cfg.check, retries))
         self.notify(task.task_id, trial, ok)
 
 
@@ -963,18 +1244,43 @@ def _score(m: Any, ep: Episode, task: TaskSpec) -> Score:
 
 
 def _record(
-    ep: Episode, ok: bool, scores: Mapping[str, Score], run: RunProvenance, check: Any
+    ep: Episode,
+    ok: bool,
+    scores: Mapping[str, Score],
+    run: RunProvenance,
+    check: Any,
+    retries: int = 0,
 ) -> dict[str, Any]:
     d = ep.to_dict()
     if ep.run is run or ep.run == run:
         d.pop("run", None)  # the header holds it
-    return {
+    rec = {
         "task_id": ep.task_id,
         "trial": ep.trial,
         "success": ok,
         "agent_error": ep.error is not None,
         "episode": d,
         "scores": {n: _score_dict(s) for n, s in scores.items()},
+    }
+    if retries:
+        rec["retries"] = retries  # infrastructure retries before this trial's result
+    return rec
+
+
+def _infra_record(
+    task: TaskSpec, trial: int, reason: str, retries: int, dur: float
+) -> dict[str, Any]:
+    """A trial that ended in an infrastructure error: ``success`` false (a store field every
+    reader requires) and ``infra_error`` set, which tells this ek to leave it out of the counts."""
+    ep = Episode(task.task_id, trial=trial, error=reason, duration=dur).to_dict()
+    return {
+        "task_id": task.task_id,
+        "trial": trial,
+        "success": False,
+        "agent_error": False,
+        "infra_error": reason,
+        "retries": retries,
+        "episode": ep,
     }
 
 
@@ -986,11 +1292,23 @@ def _restore(
     state: _State,
 ) -> int:
     n = 0
+    # stored scores are reused only for metrics whose configuration the header records (the
+    # store refused a different one); any other metric is scored afresh on the stored episode
+    vouched = st.header.get("metrics")
+    vouched = vouched if isinstance(vouched, Mapping) else {}
     for rec in st.records:
         tid, trial = rec["task_id"], rec["trial"]
         task = by_id.get(tid)
         if task is None:  # the fingerprint makes this unreachable; be explicit anyway
             raise ValueError(f"{st.path}: a record names task {tid!r}, which is not in the suite")
+        retries = rec.get("retries")
+        retries = retries if isinstance(retries, int) and not isinstance(retries, bool) else 0
+        if rec.get("infra_error"):
+            state.infra[(tid, trial)] = (str(rec["infra_error"]), retries)
+            n += 1
+            continue
+        if retries:
+            state.retries[(tid, trial)] = retries
         d = dict(rec["episode"])
         d.setdefault("run", run.to_dict())
         ep = Episode.from_dict(d)
@@ -1001,7 +1319,7 @@ def _restore(
             name = str(m.name)
             scores[name] = (
                 _score_from(saved[name])
-                if name in saved
+                if name in saved and name in vouched
                 else _score(m, _with_success(ep, ok), task)
             )
         state.results[(tid, trial)] = (_with_success(ep, ok), ok, scores)
@@ -1088,7 +1406,7 @@ def _assemble(
             slice_ids.setdefault(s, []).append(t.task_id)
     rel = reliability(
         counts,
-        cfg.k,
+        cfg.k if cfg.adaptive is None else min(cfg.k, cfg.adaptive.min_trials),
         slices=slice_ids or None,
         confidence=cfg.confidence,
         n_resamples=cfg.n_resamples,
@@ -1103,6 +1421,7 @@ def _assemble(
         )
         for m in mets
     }
+    infra_errors, retries = state.infra_counts()
     return SuiteResult(
         run=run,
         k=cfg.k,
@@ -1120,7 +1439,38 @@ def _assemble(
         resumed=resumed,
         store=st.path if st is not None else None,
         elapsed=time.perf_counter() - t_start,
+        infra_errors=ReadOnlyDict(infra_errors),
+        retries=ReadOnlyDict(retries),
+        budget=cfg.budget,
+        pricing=pricing_to_dict(ms.price, ms.prices),
+        adaptive=cfg.adaptive,
+        fault=cfg.fault,
     )
+
+
+def _fault_store(store: Any, name: str) -> str | None:
+    """The store of one fault's pass beside the clean one: ``run.jsonl`` ->
+    ``run.fault-<name>.jsonl`` (the name's non-alphanumerics as ``_``)."""
+    if store is None:
+        return None
+    base = os.fspath(store)
+    root, ext = os.path.splitext(base)
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
+    return f"{root}.fault-{safe}{ext or '.jsonl'}"
+
+
+async def _run_with_faults(
+    agent: Callable[..., Any], tasks: Iterable[TaskSpec], cfg: SuiteConfig
+) -> SuiteResult:
+    """The clean run, then one run per fault of ``cfg.faults`` (same seeds, its own store)."""
+    plan = cfg.faults.faults if cfg.faults is not None else ()
+    suite = _tasks(tasks)
+    clean = await arun_suite(agent, suite, config=cfg.replace(faults=None))
+    runs: dict[str, SuiteResult] = {}
+    for f in plan:
+        one = cfg.replace(faults=None, fault=f, store=_fault_store(cfg.store, str(f.name)))
+        runs[str(f.name)] = await arun_suite(agent, suite, config=one)
+    return dataclasses.replace(clean, faults=ReadOnlyDict(runs))
 
 
 def run_suite(
@@ -1162,6 +1512,20 @@ def run_suite(
         n_resamples: Bootstrap replicates of the reliability report's pass@k/pass^k intervals.
         fsync_every: Group-commit batch size of the store.
         fsync_interval: Group-commit time window of the store, in seconds.
+        retry_on: Exception classes that are infrastructure errors (an
+            :class:`~ek.agents.infra.InfraError` always is): retried, never counted as agent
+            failures, never in pass^k (see :mod:`ek.agents.infra`).
+        max_retries: Retries of a trial after an infrastructure error (>= 0; default 3).
+        retry_backoff: The first backoff delay in seconds (exponential, full jitter).
+        budget: A per-trial :class:`~ek.agents.budget.Budget` (tokens by kind, dollars, steps,
+            turns, wall time); a trial over it fails with ``"budget: <limit>"``.
+        adaptive: An :class:`~ek.agents.adaptive.Adaptive` stopping rule: settled tasks get no
+            more than ``min_trials`` trials.
+        faults: A :class:`~ek.agents.faults.FaultPlan`: every task runs clean and under each
+            fault (``SuiteResult.faults``, ``SuiteResult.robustness``); each fault's pass has its
+            own store beside ``store`` (``run.fault-<name>.jsonl``).
+        fault: One :class:`~ek.agents.faults.Fault` every trial runs under (what each pass of
+            ``faults`` uses).
 
     Raises:
         TypeError: an unknown option.

@@ -206,22 +206,22 @@ class Unscored:
         return cls(data["n"], data["of"], str(data.get("reason") or ""))
 
 
-def _counts(value: Any) -> dict[str, tuple[int, int]]:
+def _counts(value: Any, what: str = "counts", ordered: bool = True) -> dict[str, tuple[int, int]]:
     if not isinstance(value, Mapping):
         raise TypeError(
-            f"RunSummary.counts must be a mapping task_id -> (n, c), got {value!r:.100}"
+            f"RunSummary.{what} must be a mapping task_id -> (n, c), got {value!r:.100}"
         )
     out: dict[str, tuple[int, int]] = {}
     for t, pair in value.items():
         if not isinstance(t, str) or not t:
             raise TypeError(f"RunSummary.counts keys must be task-id strings, got {t!r}")
         if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
-            raise TypeError(f"RunSummary.counts[{t!r}] must be a pair (n, c), got {pair!r:.100}")
+            raise TypeError(f"RunSummary.{what}[{t!r}] must be a pair (n, c), got {pair!r:.100}")
         n, c = pair
         for label, v in (("n", n), ("c", c)):
-            positive_int(f"RunSummary.counts[{t!r}] {label}", v, minimum=0)
-        if c > n:
-            raise ValueError(f"RunSummary.counts[{t!r}]: successes c={c} exceed trials n={n}")
+            positive_int(f"RunSummary.{what}[{t!r}] {label}", v, minimum=0)
+        if ordered and c > n:
+            raise ValueError(f"RunSummary.{what}[{t!r}]: successes c={c} exceed trials n={n}")
         out[t] = (n, c)
     return out
 
@@ -245,6 +245,11 @@ class RunSummary:
         unscored: The samples read but not scored (left out of ``counts``), or ``None``.
         pricing: The price setting a run store recorded (``pricing_to_dict``), so a report
             re-prices its episodes as the run did; not saved in a baseline (its ``cost`` is).
+        infra: ``task_id -> (trials that ended in an infrastructure error, retries)``, or
+            ``None`` when the run had neither (see :mod:`ek.agents.infra`); those trials are
+            not in ``counts``.
+        faults: ``fault kind -> task_id -> (n, c)``: the same tasks run under each injected
+            fault (see :mod:`ek.agents.faults`), or ``None``; ``counts`` are the clean runs.
     """
 
     run: RunProvenance
@@ -258,6 +263,8 @@ class RunSummary:
     verdicts: tuple[bool, ...] | None = field(default=None, compare=False, repr=False)
     unscored: Unscored | None = None
     pricing: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    infra: Mapping[str, tuple[int, int]] | None = None
+    faults: Mapping[str, Mapping[str, tuple[int, int]]] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, RunProvenance):
@@ -292,6 +299,33 @@ class RunSummary:
             raise TypeError(
                 f"RunSummary.unscored must be an Unscored or None, got {type(self.unscored).__name__}"
             )
+        if self.infra is not None:
+            object.__setattr__(self, "infra", ReadOnlyDict(_counts(self.infra, "infra", False)))
+        if self.faults is not None:
+            if not isinstance(self.faults, Mapping):
+                raise TypeError(f"RunSummary.faults must be a mapping, got {self.faults!r:.100}")
+            object.__setattr__(
+                self,
+                "faults",
+                ReadOnlyDict(
+                    {
+                        str(f): ReadOnlyDict(_counts(c, f"faults[{f!r}]"))
+                        for f, c in self.faults.items()
+                    }
+                ),
+            )
+
+    @property
+    def n_infra_errors(self) -> int:
+        """Trials that ended in an infrastructure error (not counted as trials)."""
+        return sum(e for e, _ in (self.infra or {}).values())
+
+    @property
+    def infra_share(self) -> float:
+        """Infrastructure-ended trials over all trials attempted (0.0 without any)."""
+        from .infra import infra_share
+
+        return infra_share(self.n_infra_errors, self.n_trials)
 
     @property
     def n_tasks(self) -> int:
@@ -337,6 +371,12 @@ class RunSummary:
             "cost": self.cost,
             "unscored": self.unscored.to_dict() if self.unscored is not None else None,
         }
+        if self.infra is not None:  # optional keys: a baseline without them reads as before
+            d["infra"] = {t: [e, r] for t, (e, r) in self.infra.items()}
+        if self.faults is not None:
+            d["faults"] = {
+                f: {t: [n, c] for t, (n, c) in cs.items()} for f, cs in self.faults.items()
+            }
         return dict(to_json_safe(d))
 
     @classmethod
@@ -376,4 +416,6 @@ class RunSummary:
             cost=data.get("cost"),
             source=source,
             unscored=Unscored.from_dict(data["unscored"]) if data.get("unscored") else None,
+            infra=data.get("infra"),
+            faults=data.get("faults"),
         )

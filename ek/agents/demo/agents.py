@@ -77,6 +77,9 @@ class ErrorProfile:
             trajectory).
         extra: Adds an unneeded ``check_stock`` look-up.
         give_up: Hands the customer to a human without acting.
+        no_retry: After a look-up that failed because the tool itself failed (an injected
+            fault, :mod:`ek.agents.faults`), goes on without retrying it. Drawn only after
+            such a failure, so a clean run's draws are unchanged.
     """
 
     typo: float = 0.0
@@ -88,6 +91,7 @@ class ErrorProfile:
     skip_verify: float = 0.0
     extra: float = 0.0
     give_up: float = 0.0
+    no_retry: float = 0.0
 
     def __post_init__(self) -> None:
         for k, v in self.__dict__.items():
@@ -162,6 +166,10 @@ class _Usage:
         )
 
 
+class _Refused(Exception):
+    """The shop refused a call (its own error, not an injected fault)."""
+
+
 def _tokens(x: Any) -> int:
     return max(8, len(repr(x)) // 4)
 
@@ -169,8 +177,17 @@ def _tokens(x: Any) -> int:
 class _Trial:
     """One trial: the database, the steps so far, the usage, and the random draws."""
 
-    def __init__(self, task: TaskSpec, profile: ErrorProfile, tm: TokenModel, rng: random.Random):
+    def __init__(
+        self,
+        task: TaskSpec,
+        profile: ErrorProfile,
+        tm: TokenModel,
+        rng: random.Random,
+        context: Any = None,
+    ):
         self.task, self.p, self.rng = task, profile, rng
+        # the harness's context hands out the tools (wrapped under an injected fault)
+        self.tool_hook = getattr(context, "tool", None) if getattr(context, "fault", None) else None
         self.db: Db = initial_db()
         self.steps: list[Step] = []
         self.usage = _Usage(tm, rng, _tokens(task.input))
@@ -184,17 +201,42 @@ class _Trial:
 
     def call(self, tool: str, args: Mapping[str, Any]) -> Step:
         self.usage.model_call()
-        self.db, step = call_tool(self.db, tool, args)
+        if self.tool_hook is None:
+            self.db, step = call_tool(self.db, tool, args)
+        else:
+            step = self.faultable_call(tool, args)
         self.steps.append(step)
         self.usage.context += _tokens(step.observation if step.error is None else step.error)
         return step
+
+    def faultable_call(self, tool: str, args: Mapping[str, Any]) -> Step:
+        """One call through the tool the context hands out: an injected fault is a failed
+        step (``error`` says so) or a corrupted observation, as a real flaky tool gives."""
+
+        def real(a: Mapping[str, Any]) -> Any:
+            self.db, step = call_tool(self.db, tool, a)
+            if step.error is not None:
+                raise _Refused(step.error)
+            return step.observation
+
+        fn = self.tool_hook(tool, real)  # type: ignore[misc]
+        try:
+            return Step(tool, dict(args), observation=fn(args))
+        except _Refused as e:
+            return Step(tool, dict(args), error=str(e))
+        except Exception as e:  # an injected fault: the tool, not the shop, failed
+            return Step(tool, dict(args), error=f"tool failure: {type(e).__name__}: {e}")
 
     # -- look-ups
     def get_order(self, oid: str) -> dict[str, Any] | None:
         if self.chance(self.p.typo):
             self.call("get_order", {"order_id": oid.replace("O", "0", 1)})
         s = self.call("get_order", {"order_id": oid})
-        if s.failed:
+        while s.failed and (s.error or "").startswith("tool failure") and len(self.steps) < 40:
+            if self.chance(self.p.no_retry):
+                return None
+            s = self.call("get_order", {"order_id": oid})
+        if s.failed or not isinstance(s.observation, dict):
             return None
         self.orders[oid] = s.observation
         return s.observation
@@ -352,7 +394,7 @@ class ScriptedAgent:
         seed = getattr(context, "seed", None)
         seed = self.seed if seed is None else seed
         rng = random.Random(f"{self.name}|{seed}|{task.task_id}|{trial}")
-        t = _Trial(task, self.profile(task), self.tokens, rng)
+        t = _Trial(task, self.profile(task), self.tokens, rng, context)
         reply = _run(task, t)
         ep = Episode(
             task_id=task.task_id,
@@ -376,11 +418,11 @@ def baseline_agent(seed: int = 0) -> ScriptedAgent:
     """
     easy = ErrorProfile(
         typo=0.06, wrong_tool=0.04, amount=0.05, reason=0.02, skip_verify=0.08, extra=0.1,
-        give_up=0.02,
+        give_up=0.02, no_retry=0.05,
     )  # fmt: skip
     hard = ErrorProfile(
         typo=0.08, lazy=0.12, status_slip=0.08, wrong_tool=0.06, amount=0.07, reason=0.03,
-        extra=0.12, give_up=0.04,
+        extra=0.12, give_up=0.04, no_retry=0.05,
     )  # fmt: skip
     return ScriptedAgent(
         "baseline",
@@ -403,19 +445,19 @@ def candidate_agent(seed: int = 0) -> ScriptedAgent:
     """
     lookup_easy = ErrorProfile(
         typo=0.08, wrong_tool=0.05, amount=0.05, reason=0.02, skip_verify=0.15, extra=0.15,
-        give_up=0.02,
+        give_up=0.02, no_retry=0.1,
     )  # fmt: skip
     lookup_hard = ErrorProfile(
         typo=0.1, lazy=0.12, status_slip=0.1, wrong_tool=0.06, amount=0.07, reason=0.03,
-        extra=0.15, give_up=0.04,
+        extra=0.15, give_up=0.04, no_retry=0.1,
     )  # fmt: skip
     refund_easy = ErrorProfile(
         typo=0.1, wrong_tool=0.2, amount=0.3, reason=0.1, skip_verify=0.2, extra=0.15,
-        give_up=0.08,
+        give_up=0.08, no_retry=0.6,
     )  # fmt: skip
     refund_hard = ErrorProfile(
         typo=0.12, lazy=0.4, status_slip=0.2, wrong_tool=0.25, amount=0.35, reason=0.12,
-        extra=0.15, give_up=0.1,
+        extra=0.15, give_up=0.1, no_retry=0.6,
     )  # fmt: skip
     return ScriptedAgent(
         "candidate",

@@ -6,16 +6,24 @@ It runs the baseline and the candidate agent with ``k`` trials each through
 **illustrative** price table, tool-call and trajectory scores, all per slice), freezes the
 baseline, runs the variance-aware regression gate candidate vs baseline and prints its verdict,
 runs the same suite as an Inspect AI task (mockllm, ek scorers; ``ek.adapters.inspect.demo``)
-when ``inspect-ai`` is installed, and writes two plots when ``matplotlib`` is; without either, it
-says so in one line and goes on. Offline, no API key, deterministic for a seed.
+when ``inspect-ai`` is installed, and writes four plots when ``matplotlib`` is; without either,
+it says so in one line and goes on. Offline, no API key, deterministic for a seed.
+
+Beyond pass^k, every task also runs under :data:`DEMO_FAULTS` (the order look-up fails on half
+its calls): the report's "Reliability beyond pass^k" section gives each agent's consistency and
+flakiest tasks, its success under the fault against clean with Newcombe's interval (the
+candidate, careless on refunds, is also the less robust), its success within a dollar cap from
+the recorded costs, and the gate of consistency and robustness.
 
 The run folder (default ``./ek-demo-run``) holds::
 
     baseline.trials.jsonl   candidate.trials.jsonl   the trial stores (resumable)
+    *.trials.fault-error_get_order.jsonl             the same under the injected fault
     baseline.json                                    the frozen baseline the gate reads
     gate.json                                        the gate's verdict and every check
     report.txt                                       what the demo printed
     pass_hat_k.png          cost_vs_success.png      the plots (with matplotlib)
+    budget_vs_cost.png      robustness.png           success against budget; robustness
     inspect/                                         the Inspect log (with inspect-ai)
 
 Example:
@@ -42,12 +50,14 @@ from typing import IO, Any
 
 from ek.agents.cost import ModelPrice, per_million
 from ek.agents.episode import RunProvenance
+from ek.agents.faults import Fault, FaultPlan
 
 from .agents import ScriptedAgent, baseline_agent, candidate_agent
 from .tasks import SUITE_VERSION, load_tasks
 from .world import replayed_state_match
 
 __all__ = [
+    "DEMO_FAULTS",
     "DEMO_PRICES",
     "DEMO_SCAFFOLD",
     "DemoResult",
@@ -56,6 +66,7 @@ __all__ = [
     "demo_command",
     "demo_metrics",
     "format_gate",
+    "format_reliability",
     "format_run",
     "main",
     "run_demo",
@@ -73,14 +84,26 @@ DEMO_PRICES: Mapping[str, ModelPrice] = {
 #: The scaffold both demo agents share (the gate refuses runs whose scaffold differs).
 DEMO_SCAFFOLD = "ek-demo-scripted/1"
 
+#: The demo's fault plan: the order look-up (``get_order``, the retail world's
+#: ``lookup_order``) fails on half of its calls. Each task runs clean and under it.
+DEMO_FAULTS = FaultPlan([Fault("error", tools=["get_order"], rate=0.5)])
+
 _STORE_FILES = ("baseline.trials.jsonl", "candidate.trials.jsonl")
+_FAULT_STORES = tuple(
+    f"{a}.trials.fault-{str(f.name).replace(':', '_')}.jsonl"
+    for a in ("baseline", "candidate")
+    for f in DEMO_FAULTS.faults
+)
 _OUTPUT_FILES = (
     *_STORE_FILES,
+    *_FAULT_STORES,
     "baseline.json",
     "gate.json",
     "report.txt",
     "pass_hat_k.png",
     "cost_vs_success.png",
+    "budget_vs_cost.png",
+    "robustness.png",
 )
 
 
@@ -370,6 +393,7 @@ def run_demo(
                 concurrency=concurrency,
                 store=store,
                 progress=bar,
+                faults=DEMO_FAULTS,
             )
         results[agent.name] = res
         emit(format_run(f"{agent.name} ({agent.tokens.model})", res))
@@ -384,6 +408,8 @@ def run_demo(
         f"   CI form: ek-agents gate {_show(base_path)} "
         f"{_show(os.path.join(root, 'candidate.trials.jsonl'))}"
     )
+    emit()
+    emit(format_reliability(results))
     emit()
 
     insp: Mapping[str, Any] | None = None
@@ -424,6 +450,7 @@ def run_demo(
         ]
         written.append(plot_pass_hat_k(runs, os.path.join(root, "pass_hat_k.png")))
         written.append(plot_cost_success(runs, os.path.join(root, "cost_vs_success.png")))
+        written.extend(_reliability_plots(root, runs, results))
         emit("plots: " + ", ".join(_show(p) for p in written))
     else:
         emit("plots skipped: matplotlib is not installed (pip install ek-agents[plot])")
@@ -448,6 +475,57 @@ def run_demo(
             "report": os.path.join(root, "report.txt"),
         },
     )
+
+
+def _reliability_plots(root: str, runs: Sequence[Any], results: Mapping[str, Any]) -> list[str]:
+    """The success-against-budget curve beside the cost frontier, and robustness to faults."""
+    from ek.agents.plots import plot_budget, plot_robustness
+
+    labels = {r.name.split(" ")[0]: r.name for r in runs}
+    curves = {labels[n]: res.budget_curve("dollars") for n, res in results.items()}
+    rows = {labels[n]: res.robustness for n, res in results.items()}
+    return [
+        plot_budget(runs, curves, os.path.join(root, "budget_vs_cost.png")),
+        plot_robustness(rows, os.path.join(root, "robustness.png")),
+    ]
+
+
+def format_reliability(results: Mapping[str, Any]) -> str:
+    """The "beyond pass^k" section: consistency and the flakiest tasks, robustness to the
+    injected faults (Newcombe interval against clean), success against a dollar cap, and the
+    gate of the candidate's consistency and robustness against the baseline's."""
+    from ek.agents.gate import agent_regression_gate
+
+    lines = ["== Reliability beyond pass^k"]
+    for name, res in results.items():
+        con = res.consistency(top=3)
+        flaky = ", ".join(f"{t.task_id} ({t.c}/{t.n})" for t in con.flakiest) or "none"
+        lines.append(
+            f"  {name}: consistent tasks {con.n_consistent}/{con.n_tasks} = "
+            f"{_iv(con.share)}; flakiest: {flaky}"
+        )
+        for row in res.robustness:
+            lines.append(
+                f"    under {row.fault}: success {_pct(row.rate_fault)} vs clean "
+                f"{_pct(row.rate_clean)}; difference {row.difference.point:+.1%} "
+                f"[{row.difference.low:+.1%}, {row.difference.high:+.1%}] (Newcombe)"
+            )
+        curve = res.budget_curve("dollars")
+        if curve.caps:
+            mid = curve.caps[len(curve.caps) // 2]
+            lines.append(
+                f"    success within a ${mid:.4f} cap per trial (the median trial's spend): "
+                f"{_pct(curve.rate_at(mid))} (from recorded costs; no re-run)"
+            )
+    if {"baseline", "candidate"} <= set(results):
+        g = agent_regression_gate(
+            results["candidate"], results["baseline"], metrics=False, consistency=True,
+            robustness=True,
+        )  # fmt: skip
+        for c in g.checks:
+            if c.kind in ("consistency", "robustness"):
+                lines.append(f"  gate {c.name}: {c.reason}")
+    return "\n".join(lines)
 
 
 def _show(path: str) -> str:
