@@ -242,11 +242,47 @@ class _Dirs:
 
 # --------------------------------------------------------------------------- the checker
 class HiddenTestChecker:
-    """An isolated hidden-test checker; build it with :func:`hidden_tests`.
+    """An isolated hidden-test checker: ``check=hidden_tests("tests/hidden", workspace=...)``
+    (``hidden_tests`` is this class under the name the spec gives it).
 
     Call it as a checker, ``check(episode, gold) -> HiddenTestVerdict`` (truthy when passed),
     or run it on a directory with :meth:`verify`. :attr:`last_verdict` is the verdict of the
     calling thread's latest call.
+
+    Requires pytest **in the interpreter that runs the tests** (``python``), not in ek.
+
+    Args:
+        tests: The trusted hidden tests: a test file, a directory (read recursively), or a
+            ``{relative path: source}`` mapping. Read and hashed now; a later change of the
+            files is reported as tampering. ``conftest.py`` is refused (conftest loading is off).
+        workspace: The agent's final workspace, named by the harness: a path or a
+            ``callable(episode) -> path``. Required to call the checker on episodes (or
+            pass the path to :meth:`HiddenTestChecker.verify`); without it, calling the
+            checker raises ``ValueError`` unless ``workspace_from_episode`` is set.
+        timeout: Seconds before the whole test process group is killed (status ``"timeout"``).
+        python: The interpreter that runs pytest (default :data:`sys.executable`).
+        expected: Node ids (``"test_x.py::test_y"``, parameters stripped) that must pass;
+            default: the tests found statically in ``test_*.py`` / ``*_test.py`` files.
+        plugins: pytest plugins to enable explicitly with ``-p`` (autoloading is off).
+        env: Extra environment variables for the test process (no ``PYTHON*``/``PYTEST*``).
+        max_output: Bytes of pytest output kept (head and tail).
+        max_files: Most files and directories copied from the workspace (more: status
+            ``"error"``).
+        max_bytes: Most bytes copied from the workspace (more: status ``"error"``).
+        limits: Resource limits of the process that runs the workspace's code
+            (``resource.setrlimit``; POSIX): ``memory`` (bytes of address space, default
+            4 GiB), ``cpu`` (seconds, default ``ceil(timeout) + 1``), ``processes`` (default
+            64; also enforced by counting descendants, since Linux does not apply
+            ``RLIMIT_NPROC`` to root), ``file_size`` (bytes, default ``max_bytes``).
+        workspace_from_episode: Read the workspace from the episode (a path as
+            ``episode.final_state``, ``final_state["workspace"]`` or
+            ``metadata["workspace"]``) when ``workspace`` is not given. Off by default: the
+            agent writes the episode and could name another, correct workspace.
+
+    Example:
+        >>> check = hidden_tests({"test_a.py": "def test_one():\\n    assert True\\n"})
+        >>> check.expected, check.timeout
+        (('test_a.py::test_one',), 60.0)
     """
 
     __name__ = "hidden_tests"
@@ -550,82 +586,15 @@ class HiddenTestChecker:
         return replace(ruling, detail={**ruling.detail, **paths, **extra})
 
 
-def hidden_tests(
-    tests: Any,
-    *,
-    workspace: PathLike | Callable[[Any], Any] | None = None,
-    timeout: float = 60.0,
-    python: PathLike | None = None,
-    expected: Iterable[str] | None = None,
-    plugins: Iterable[str] = (),
-    env: Mapping[str, str] | None = None,
-    max_output: int = 20_000,
-    max_files: int = 20_000,
-    max_bytes: int = 100_000_000,
-    limits: Mapping[str, int] | None = None,
-    workspace_from_episode: bool = False,
-) -> HiddenTestChecker:
-    """Build an isolated hidden-test checker: ``check=hidden_tests("tests/hidden")``.
-
-    Requires pytest **in the interpreter that runs the tests** (``python``), not in ek.
-
-    Args:
-        tests: The trusted hidden tests: a test file, a directory (read recursively), or a
-            ``{relative path: source}`` mapping. Read and hashed now; a later change of the
-            files is reported as tampering. ``conftest.py`` is refused (conftest loading is off).
-        workspace: The agent's final workspace, named by the harness: a path or a
-            ``callable(episode) -> path``. Required to call the checker on episodes (or
-            pass the path to :meth:`HiddenTestChecker.verify`); without it, calling the
-            checker raises ``ValueError`` unless ``workspace_from_episode`` is set.
-        timeout: Seconds before the whole test process group is killed (status ``"timeout"``).
-        python: The interpreter that runs pytest (default :data:`sys.executable`).
-        expected: Node ids (``"test_x.py::test_y"``, parameters stripped) that must pass;
-            default: the tests found statically in ``test_*.py`` / ``*_test.py`` files.
-        plugins: pytest plugins to enable explicitly with ``-p`` (autoloading is off).
-        env: Extra environment variables for the test process (no ``PYTHON*``/``PYTEST*``).
-        max_output: Bytes of pytest output kept (head and tail).
-        max_files: Most files and directories copied from the workspace (more: status
-            ``"error"``).
-        max_bytes: Most bytes copied from the workspace (more: status ``"error"``).
-        limits: Resource limits of the process that runs the workspace's code
-            (``resource.setrlimit``; POSIX): ``memory`` (bytes of address space, default
-            4 GiB), ``cpu`` (seconds, default ``ceil(timeout) + 1``), ``processes`` (default
-            64; also enforced by counting descendants, since Linux does not apply
-            ``RLIMIT_NPROC`` to root), ``file_size`` (bytes, default ``max_bytes``).
-        workspace_from_episode: Read the workspace from the episode (a path as
-            ``episode.final_state``, ``final_state["workspace"]`` or
-            ``metadata["workspace"]``) when ``workspace`` is not given. Off by default: the
-            agent writes the episode and could name another, correct workspace.
-
-    Returns:
-        A :class:`HiddenTestChecker`: ``check(episode, gold)`` returns a
-        :class:`HiddenTestVerdict` whose truth value is the pass flag.
-
-    Example:
-        >>> check = hidden_tests({"test_a.py": "def test_one():\\n    assert True\\n"})
-        >>> check.expected, check.timeout
-        (('test_a.py::test_one',), 60.0)
-    """
-    return HiddenTestChecker(
-        tests,
-        workspace=workspace,
-        timeout=timeout,
-        python=python,
-        expected=expected,
-        plugins=plugins,
-        env=env,
-        max_output=max_output,
-        max_files=max_files,
-        max_bytes=max_bytes,
-        limits=limits,
-        workspace_from_episode=workspace_from_episode,
-    )
+#: Build an isolated hidden-test checker: ``check=hidden_tests("tests/hidden", workspace=...)``
+#: (the class itself, so its one signature and docstring serve both names).
+hidden_tests = HiddenTestChecker
 
 
 def run_hidden_tests(tests: Any, workspace: PathLike, **options: Any) -> HiddenTestVerdict:
     """One-shot: run ``tests`` against ``workspace`` and return the :class:`HiddenTestVerdict`.
 
-    ``options`` are those of :func:`hidden_tests`.
+    ``options`` are those of :class:`HiddenTestChecker` (:data:`hidden_tests`).
 
     Example:
         >>> run_hidden_tests({"test_a.py": "def test_one():\\n    pass\\n"}, "/nonexistent-ek").status
