@@ -248,7 +248,11 @@ def finite(owner: str, value: Any, *, minimum: float | None = None) -> float:
         raise TypeError(
             f"{owner} must be a number, got {type(value).__name__}: {short_repr(value)}"
         )
-    v = to_float(owner, value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int too large for a float is not finite as a float
+        bits = value.bit_length() if isinstance(value, int) else "?"
+        raise ValueError(f"{owner} must be finite, got an int of {bits} bits") from None
     if not math.isfinite(v):
         raise ValueError(f"{owner} must be finite, got {short_repr(value)}")
     if minimum is not None and v < minimum:

@@ -211,7 +211,9 @@ def resolve_price(model: str | None, catalog: Mapping[str, ModelPrice]) -> Model
     if not isinstance(model, str):
         raise TypeError(f"model must be a str or None, got {type(model).__name__}")
     if not isinstance(catalog, Mapping):
-        raise TypeError(f"catalog must be a mapping of model name to ModelPrice, got {type(catalog).__name__}")
+        raise TypeError(
+            f"catalog must be a mapping of model name to ModelPrice, got {type(catalog).__name__}"
+        )
     if model in catalog:
         return catalog[model]
     parts = model.split("/")

@@ -30,6 +30,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -175,14 +176,20 @@ def check_name(check: Any) -> str:
     """A readable name for a checker (its registered name, ``__name__`` or class name).
 
     The name is what a run store records (and compares on resume), so two different anonymous
-    checkers must not share one: a lambda is named by where it was written,
-    ``"<lambda> at module:line"``, and a ``functools.partial`` by the function it wraps.
+    checkers must not share one: a lambda is named by its module and a digest of its code,
+    ``"<lambda> in module, code 1a2b3c4d"`` (the same lambda written again, or moved to another
+    line, keeps its name; a different body gets another), and a ``functools.partial`` by the
+    function it wraps.
 
     Example:
         >>> check_name("final_state"), check_name(output_match)
         ('final_state', 'output_match')
         >>> check_name(lambda ep, gold: True)  # doctest: +ELLIPSIS
-        '<lambda> at ...:...'
+        '<lambda> in ..., code ...'
+        >>> check_name(lambda ep, gold: True) == check_name(lambda ep, gold: True)
+        True
+        >>> check_name(lambda ep, gold: True) == check_name(lambda ep, gold: False)
+        False
     """
     if isinstance(check, str):
         return check
@@ -194,8 +201,15 @@ def check_name(check: Any) -> str:
     code = getattr(check, "__code__", None)
     if name == "<lambda>" and code is not None:
         module = getattr(check, "__module__", None) or "?"
-        return f"<lambda> at {module}:{code.co_firstlineno}"
+        digest = hashlib.sha256(repr(_code_key(code)).encode()).hexdigest()[:8]
+        return f"<lambda> in {module}, code {digest}"
     return name
+
+
+def _code_key(code: Any) -> tuple[Any, ...]:
+    """What a code object computes, without where it was written (line numbers, addresses)."""
+    consts = tuple(_code_key(c) if hasattr(c, "co_code") else c for c in code.co_consts)
+    return (code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars)
 
 
 def _require_episode(pred: Any, metric: str) -> None:

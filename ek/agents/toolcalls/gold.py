@@ -41,7 +41,7 @@ class AnyOf:
 
     def __init__(self, *values: Any, optional: bool = False) -> None:
         if not isinstance(optional, bool):
-            raise TypeError(f"AnyOf.optional must be a bool, got {optional!r}")
+            raise TypeError(f"AnyOf.optional must be a bool, got {short_repr(optional, 80)}")
         if not values and not optional:
             raise ValueError(
                 "AnyOf needs at least one acceptable value (or optional=True), got none"
@@ -87,12 +87,15 @@ class GoldCall:
             )
         if not isinstance(self.args, Mapping):
             raise TypeError(
-                f"GoldCall({self.tool!r}).args must be a mapping, got "
+                f"GoldCall({short_repr(self.tool, 80)}).args must be a mapping, got "
                 f"{type(self.args).__name__}: {short_repr(self.args, 200)}"
             )
         bad = [k for k in self.args if not isinstance(k, str)]
         if bad:
-            raise TypeError(f"GoldCall({self.tool!r}).args keys must be str, got {bad[:3]!r}")
+            raise TypeError(
+                f"GoldCall({short_repr(self.tool, 80)}).args keys must be str, got "
+                f"{short_repr(bad[:3], 120)}"
+            )
         object.__setattr__(self, "args", dict(self.args))
 
 

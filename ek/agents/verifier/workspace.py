@@ -34,6 +34,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ek._validate import short_repr
+from ek.jsonio import MAX_PATH as _MAX_PATH
+
 __all__ = [
     "SiteBaseline",
     "WorkspaceError",
@@ -56,15 +59,19 @@ def _snapshot_mapping(tests: Mapping[Any, Any]) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for k, v in tests.items():
         if not isinstance(k, str) or not k:
-            raise TypeError(f"tests mapping keys must be non-empty str paths, got {k!r:.100}")
+            raise TypeError(
+                f"tests mapping keys must be non-empty str paths, got {short_repr(k, 100)}"
+            )
         rel = Path(k)
         if rel.is_absolute() or ".." in rel.parts:
             raise ValueError(
-                f"tests mapping keys must be relative paths inside the tests root, got {k!r}"
+                f"tests mapping keys must be relative paths inside the tests root, got {short_repr(k, 200)}"
             )
         data = v.encode("utf-8") if isinstance(v, str) else v
         if not isinstance(data, bytes):
-            raise TypeError(f"tests[{k!r}] must be str or bytes, got {type(v).__name__}")
+            raise TypeError(
+                f"tests[{short_repr(k, 200)}] must be str or bytes, got {type(v).__name__}"
+            )
         files[rel.as_posix()] = data
     return files
 
@@ -101,11 +108,19 @@ def snapshot_tests(tests: Any) -> tuple[dict[str, bytes], Path | None]:
         raise TypeError(
             f"tests must be a path (file or directory) or a {{path: source}} mapping, got {type(tests).__name__}"
         )
-    src = Path(tests)
+    text = os.fspath(tests)
+    if not isinstance(text, str) or len(text) > _MAX_PATH or "\0" in text:
+        raise ValueError(
+            f"tests must be a path of at most {_MAX_PATH} characters without NUL, got "
+            f"{short_repr(text, 120)} ({len(text)} characters)"
+        )
+    src = Path(text)
     if src.is_file():
         return {src.name: src.read_bytes()}, src.resolve()
     if not src.is_dir():
-        raise ValueError(f"tests must be an existing test file or directory, got {str(src)!r}")
+        raise ValueError(
+            f"tests must be an existing test file or directory, got {short_repr(str(src), 200)}"
+        )
     return _snapshot_dir(src), src.resolve()
 
 
