@@ -126,14 +126,16 @@ def limit_rows() -> None:
     rnd = random.Random(18)
     for scheme in ("in_order", "exact", "any_order"):
         metric = TrajectoryMetric(scheme)  # type: ignore[arg-type]
-        long, short = trajectory(6000, False, rnd), trajectory(100, False, rnd)
-        cases = [(long, long), (short, long)]
-        if scheme != "any_order":  # unrelated, longer than the old limit: the cell budget
-            cases.append((trajectory(2500, True, rnd), trajectory(2500, True, rnd)))
-        for e, a in cases:
+        long, short = trajectory(10_000, False, rnd), trajectory(100, False, rnd)
+        cases = [("", long, long), ("", short, long)]
+        if scheme != "any_order":  # issue 18's 3,000 steps: near-identical, then unrelated
+            e3 = trajectory(3000, False, rnd)
+            cases.append((" (near-identical)", e3, near(e3, rnd)))
+            cases.append((" (unrelated)", trajectory(3000, True, rnd), trajectory(3000, True, rnd)))
+        for label, e, a in cases:
             t = cpu(lambda: refuse(lambda: metric(a, e)), 1)  # noqa: B023
             out = refuse(lambda: metric(a, e))  # noqa: B023
-            print(f"| {scheme} | {len(e)} x {len(a)} | {t:.3f} | {out[:110]} |")
+            print(f"| {scheme} | {len(e)} x {len(a)}{label} | {t:.3f} | {out[:110]} |")
 
 
 # --------------------------------------------------------------------------- issue 22
