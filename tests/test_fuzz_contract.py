@@ -50,6 +50,7 @@ import ek
 import ek.agents
 import ek.agents.bridge as bridge
 import ek.agents.cost as cost
+import ek.agents.demo  # (registers the demo world's checker: fuzzed in every run)
 import ek.agents.episode as episode
 import ek.agents.judge as judge
 import ek.agents.metrics as metrics

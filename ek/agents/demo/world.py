@@ -32,7 +32,8 @@ from collections.abc import Callable, Iterable, Mapping
 from importlib import resources
 from typing import Any
 
-from ek.agents.episode import Step, Trajectory
+from ek._validate import short_repr
+from ek.agents.episode import Step, Trajectory, is_episode
 from ek.agents.spec import ToolSpec
 from ek.registry import register
 
@@ -403,6 +404,11 @@ def replayed_state_match(episode: Any, gold: Any) -> bool:
         >>> replayed_state_match(Episode("t"), gold)
         False
     """
+    if not is_episode(episode):
+        raise TypeError(
+            f"replayed_state_match expects an Episode, got {type(episode).__name__}: "
+            f"{short_repr(episode, 120)}"
+        )
     target = getattr(gold, "gold", gold)
     db, _ = replay(episode.trajectory)
     return bool(db == target)
