@@ -33,8 +33,9 @@ from importlib import resources
 from typing import Any
 
 from ek._validate import short_repr
-from ek.agents.episode import Step, Trajectory, is_episode
+from ek.agents.episode import Step, Trajectory
 from ek.agents.spec import ToolSpec
+from ek.base import is_episode
 from ek.registry import register
 
 __all__ = [
