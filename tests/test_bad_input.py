@@ -283,3 +283,11 @@ def test_two_lambda_checkers_are_not_the_same_checker(tmp_path: Path) -> None:
     with pytest.raises(StoreMismatchError, match="check: store has '<lambda> in "):
         run_suite(lambda t: -1, tasks, k=2, run=run, store=p, check=second)
     assert run_suite(lambda t: -1, tasks, k=2, run=run, store=p, check=first).resumed == 2
+
+
+def test_cost_report_refuses_successes_that_are_not_a_sequence() -> None:
+    # found by the fuzz contract test: a dict of the right length was indexed by position
+    from ek.agents.cost import cost_report
+
+    with pytest.raises(TypeError, match="successes must be a sequence of bools"):
+        cost_report([Episode("t")], successes={"t": True})

@@ -39,6 +39,7 @@ from ek.jsonio import readable_file
 
 __all__ = [
     "CostReport",
+    "CostTally",
     "ModelPrice",
     "PricedCost",
     "UsageTotals",
@@ -454,6 +455,87 @@ class _Acc:
         )
 
 
+class CostTally:
+    """:func:`cost_report` one episode at a time: memory independent of the episodes' number.
+
+    ``add`` each episode's costs and verdict as they are read; :meth:`report` gives exactly the
+    :class:`CostReport` that :func:`cost_report` gives for the same episodes in the same order
+    (:func:`cost_report` is this tally run over a list).
+
+    Example:
+        >>> from ek.agents.base import Cost
+        >>> t = CostTally(prices={"m": per_million(1.0, 4.0)})
+        >>> t.add((Cost(input_tokens=10**6, model="m"),), True)
+        >>> t.add((Cost(input_tokens=10**6, model="m"),), False)
+        >>> r = t.report(); r.agent_dollars, r.successes, r.cost_of_pass
+        (2.0, 1, 2.0)
+    """
+
+    def __init__(
+        self,
+        *,
+        price: ModelPrice | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
+    ) -> None:
+        self._src: ModelPrice | Mapping[str, ModelPrice] | None = (
+            price if price is not None else prices
+        )
+        self._total, self._agent = _Acc(), _Acc()
+        self._by_role: dict[str, _Acc] = {}
+        self._by_model: dict[str, _Acc] = {}
+        self._unpriced: set[str] = set()
+        self.n_episodes = 0
+        self.n_success = 0
+        self._no_usage = 0
+
+    def add(self, costs: Sequence[Cost], success: bool) -> None:
+        """One episode: its costs (``Episode.cost``) and whether it succeeded."""
+        self.n_episodes += 1
+        self.n_success += bool(success)
+        if not any(c.role == "agent" for c in costs):
+            self._no_usage += 1
+            self._agent.dollars = None  # unknown usage is not zero usage
+        for c in costs:
+            pc = price_cost(c, self._src)
+            self._total.add(c, pc)
+            self._by_role.setdefault(c.role, _Acc()).add(c, pc)
+            self._by_model.setdefault(c.model or "<unknown>", _Acc()).add(c, pc)
+            if c.role == "agent":
+                self._agent.add(c, pc)
+            if pc.dollars is None:
+                self._unpriced.add(c.model or "<unknown>")
+
+    def report(self) -> CostReport:
+        """The :class:`CostReport` of the episodes added so far."""
+        n = self.n_episodes
+        agent_dollars = self._agent.dollars if n else None
+        cop = cost_of_pass(agent_dollars, self.n_success)
+        if not n:
+            reason = "no episodes"
+        elif agent_dollars is None:
+            why = []
+            if self._unpriced:
+                why.append(f"no rate for {sorted(self._unpriced)}")
+            if self._no_usage:
+                why.append(f"{self._no_usage} episode(s) recorded no agent usage")
+            reason = "agent dollars unknown: " + "; ".join(why)
+        elif cop is not None and math.isinf(cop):
+            reason = f"${agent_dollars:.6g} spent and no success: Cost-of-Pass is infinite"
+        else:
+            reason = f"${agent_dollars:.6g} for {self.n_success} success(es) over {n} episode(s)"
+        return CostReport(
+            n_episodes=n,
+            successes=self.n_success,
+            total=self._total.done(),
+            by_role=ReadOnlyDict({k: v.done() for k, v in sorted(self._by_role.items())}),
+            by_model=ReadOnlyDict({k: v.done() for k, v in sorted(self._by_model.items())}),
+            agent_dollars=agent_dollars,
+            cost_of_pass=cop,
+            unpriced_models=tuple(sorted(self._unpriced)),
+            reason=reason,
+        )
+
+
 def cost_report(
     episodes: Iterable[Episode],
     *,
@@ -479,60 +561,23 @@ def cost_report(
         (2.0, 1, 2.0)
     """
     eps = list(episodes)
+    if successes is not None:
+        if isinstance(successes, (str, bytes, Mapping)) or not isinstance(successes, Sequence):
+            raise TypeError(
+                f"cost_report: successes must be a sequence of bools (one per episode), got "
+                f"{type(successes).__name__}"
+            )
+        successes = list(successes)
     if successes is not None and len(successes) != len(eps):
         raise ValueError(
             f"cost_report needs one success flag per episode, got {len(successes)} for {len(eps)} episodes"
         )
-    src: ModelPrice | Mapping[str, ModelPrice] | None = price if price is not None else prices
-    total, agent = _Acc(), _Acc()
-    by_role: dict[str, _Acc] = {}
-    by_model: dict[str, _Acc] = {}
-    unpriced_models: set[str] = set()
-    n_success = 0
-    no_usage = 0
+    tally = CostTally(price=price, prices=prices)
     for i, ep in enumerate(eps):
         if not isinstance(ep, Episode):
             raise TypeError(f"cost_report expects Episodes, item {i} is {type(ep).__name__}")
-        ok = bool(successes[i]) if successes is not None else ep.success is True
-        n_success += ok
-        if not ep.costs("agent"):
-            no_usage += 1
-            agent.dollars = None  # unknown usage is not zero usage
-        for c in ep.cost:
-            pc = price_cost(c, src)
-            total.add(c, pc)
-            by_role.setdefault(c.role, _Acc()).add(c, pc)
-            by_model.setdefault(c.model or "<unknown>", _Acc()).add(c, pc)
-            if c.role == "agent":
-                agent.add(c, pc)
-            if pc.dollars is None:
-                unpriced_models.add(c.model or "<unknown>")
-    agent_dollars = agent.dollars if eps else None
-    cop = cost_of_pass(agent_dollars, n_success)
-    if not eps:
-        reason = "no episodes"
-    elif agent_dollars is None:
-        why = []
-        if unpriced_models:
-            why.append(f"no rate for {sorted(unpriced_models)}")
-        if no_usage:
-            why.append(f"{no_usage} episode(s) recorded no agent usage")
-        reason = "agent dollars unknown: " + "; ".join(why)
-    elif cop is not None and math.isinf(cop):
-        reason = f"${agent_dollars:.6g} spent and no success: Cost-of-Pass is infinite"
-    else:
-        reason = f"${agent_dollars:.6g} for {n_success} success(es) over {len(eps)} episode(s)"
-    return CostReport(
-        n_episodes=len(eps),
-        successes=n_success,
-        total=total.done(),
-        by_role=ReadOnlyDict({k: v.done() for k, v in sorted(by_role.items())}),
-        by_model=ReadOnlyDict({k: v.done() for k, v in sorted(by_model.items())}),
-        agent_dollars=agent_dollars,
-        cost_of_pass=cop,
-        unpriced_models=tuple(sorted(unpriced_models)),
-        reason=reason,
-    )
+        tally.add(ep.cost, bool(successes[i]) if successes is not None else ep.success is True)
+    return tally.report()
 
 
 # ----------------------------------------------------------------------------- LiteLLM catalogue
