@@ -49,10 +49,16 @@ class is instantiated with the suite's ``check``, ``price`` and ``prices`` when 
 accepts them.
 
 **Concurrency.** Async agents run on one event loop under a limit of ``concurrency`` trials;
-sync agents run in a pool of ``concurrency`` threads; ``executor=`` sends every trial to any
+sync agents run in a pool of ``concurrency`` threads; ``executor=`` sends the trials to any
 :class:`concurrent.futures.Executor` (a process pool, or ``distributed.Client.get_executor()``
-for a Dask cluster; the agent and its inputs must then be picklable). Checkers and metrics
-always run in the calling process (verifier isolation: the agent's code cannot reach them).
+for a Dask cluster; the agent and its inputs must then be picklable) in **batches**: one
+executor call runs ``batch_size`` trials one after another and returns one compact result per
+trial (:mod:`ek.agents.attempt`), and ``concurrency`` calls are in flight at once (so set it to
+the executor's worker count). In a batch each trial's time limit is enforced in the worker, on
+its own run time. An executor call that is lost (a worker killed, a connection dropped) is an
+infrastructure error of each of its trials: retried, and recorded as such if it keeps failing,
+never counted as an agent failure. Checkers and metrics always run in the calling process
+(verifier isolation: the agent's code cannot reach them).
 
 **Beyond pass^k.** Infrastructure errors are retried and left out of the counts
 (``retry_on``, :mod:`ek.agents.infra`); per-trial budgets stop a trial as an agent failure
@@ -85,6 +91,7 @@ import copy
 import dataclasses
 import hashlib
 import inspect
+import itertools
 import json
 import math
 import os
@@ -101,8 +108,10 @@ from ek.calling import CallTimeoutError, acall, is_async_callable, loop_running
 from ek.jsonio import to_json_safe
 from ek.registry import resolve
 from ek.scalar_gate import metric_direction
+from ek.stats import MAX_RESAMPLES, check_confidence, check_int
 
 from .adaptive import Adaptive
+from .attempt import Attempt, BatchSpec, batch_size, run_batch, settle
 from .budget import Budget, BudgetCurve, budget_curve, budget_hits, usage
 from .consistency import ConsistencyReport, consistency
 from .cost import CostReport, ModelPrice, cost_report, pricing_from_dict, pricing_to_dict
@@ -264,6 +273,7 @@ class SuiteOptions(TypedDict, total=False):
     seed: int | None
     concurrency: int
     executor: concurrent.futures.Executor | None
+    batch_size: int | None
     store: str | os.PathLike[str] | None
     timeout: float | None
     progress: Callable[[ProgressEvent], None] | None
@@ -307,6 +317,7 @@ class SuiteConfig:
     seed: int | None = None
     concurrency: int = 8
     executor: concurrent.futures.Executor | None = None
+    batch_size: int | None = None
     store: str | os.PathLike[str] | None = None
     timeout: float | None = None
     progress: Callable[[ProgressEvent], None] | None = None
@@ -333,6 +344,10 @@ class SuiteConfig:
             raise TypeError(
                 f"executor must be a concurrent.futures.Executor, got {type(self.executor).__name__}"
             )
+        if self.batch_size is not None:
+            positive_int("batch_size", self.batch_size)
+        check_confidence(self.confidence)
+        check_int("n_resamples", self.n_resamples, 1, MAX_RESAMPLES)
         if self.progress is not None and not callable(self.progress):
             raise TypeError(f"progress must be callable, got {type(self.progress).__name__}")
         if self.run is not None and not isinstance(self.run, RunProvenance):
@@ -437,7 +452,6 @@ class SuiteResult:
         episodes: Every trial, ordered by task then trial; ``success`` is the checker's verdict.
         verdicts: The checker's verdict per episode (aligned).
         counts: ``task_id -> (n trials, c successes)``.
-        reliability: Success rate (Wilson), pass@k and pass^k (bootstrap over tasks), per slice.
         cost: Tokens and dollars by role and model, and Cost-of-Pass.
         slices: ``slice name -> SliceResult``.
         metrics: ``metric name -> corpus aggregate`` (each metric's own ratio of sums).
@@ -456,6 +470,12 @@ class SuiteResult:
         fault: The fault every trial of this result ran under, or ``None`` (clean).
         faults: ``fault name -> SuiteResult`` of the same tasks under each fault of
             ``faults=`` (see :attr:`robustness`).
+        confidence: Interval coverage of :attr:`reliability` (and of robustness, consistency).
+        n_resamples: Bootstrap replicates of :attr:`reliability`'s pass@k/pass^k intervals.
+
+    :attr:`reliability` (its bootstrap over tasks is the one computation after the trials whose
+    cost grows with ``n_resamples x tasks``) is computed when first read, from :attr:`counts`,
+    and kept; its warnings (a deterministic agent, unequal trial counts) are issued then.
     """
 
     run: RunProvenance
@@ -464,7 +484,6 @@ class SuiteResult:
     episodes: tuple[Episode, ...]
     verdicts: tuple[bool, ...]
     counts: Mapping[str, tuple[int, int]]
-    reliability: ReliabilityReport
     cost: CostReport
     slices: Mapping[str, SliceResult]
     metrics: Mapping[str, float]
@@ -481,13 +500,41 @@ class SuiteResult:
     adaptive: Adaptive | None = None
     fault: Fault | None = None
     faults: Mapping[str, SuiteResult] = field(default_factory=dict)
+    confidence: float = 0.95
+    n_resamples: int = 2000
+    _built: dict[str, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
+
+    @property
+    def reliability(self) -> ReliabilityReport:
+        """Success rate (Wilson), pass@k and pass^k (bootstrap over tasks), per slice.
+
+        :func:`~ek.agents.reliability.reliability` of :attr:`counts` (k capped at the adaptive
+        rule's ``min_trials``; the run seed), built on first read and kept.
+
+        Raises:
+            ValueError: no task has a trial (every trial ended in an infrastructure error).
+        """
+        rep = self._built.get("reliability")
+        if rep is None:
+            k = self.k if self.adaptive is None else min(self.k, self.adaptive.min_trials)
+            rep = self._built["reliability"] = reliability(
+                self.counts,
+                k,
+                slices=_slice_ids(self.tasks) or None,
+                confidence=self.confidence,
+                n_resamples=self.n_resamples,
+                seed=int(self.run.seed or 0),
+            )
+        return rep
 
     @property
     def robustness(self) -> tuple[RobustnessRow, ...]:
         """Per injected fault: its success rate minus the clean one, with Newcombe's interval
         (:func:`~ek.agents.faults.robustness`; empty without ``faults=``)."""
         faulted = {name: r.counts for name, r in self.faults.items()}
-        return robustness(self.counts, faulted, self.reliability.confidence) if faulted else ()
+        return robustness(self.counts, faulted, self.confidence) if faulted else ()
 
     @property
     def trials_saved(self) -> int:
@@ -500,7 +547,7 @@ class SuiteResult:
     def consistency(self, top: int = 10) -> ConsistencyReport:
         """Per-task consistency, flip rates and the flakiest tasks
         (:func:`~ek.agents.consistency.consistency`)."""
-        return consistency(self.counts, confidence=self.reliability.confidence, top=top)
+        return consistency(self.counts, confidence=self.confidence, top=top)
 
     @property
     def n_infra_errors(self) -> int:
@@ -826,44 +873,6 @@ def _wants_context(agent: Any) -> bool:
     return True
 
 
-_EPISODE_KEYS = frozenset(
-    {"output", "trajectory", "final_state", "cost", "metadata", "error", "success", "input"}
-)
-_CORE_KEYS = ("output", "trajectory", "final_state", "cost")
-
-
-def _to_episode(raw: Any, task: TaskSpec, trial: int, run: RunProvenance, dur: float) -> Episode:
-    if isinstance(raw, Episode):
-        if raw.task_id != task.task_id:
-            raise ValueError(
-                f"the agent returned an episode for task {raw.task_id!r} while running {task.task_id!r}"
-            )
-        changes: dict[str, Any] = {"trial": trial}
-        if raw.run is None:
-            changes["run"] = run
-        if raw.duration is None:
-            changes["duration"] = dur
-        return raw.replace(**changes)
-    fields: dict[str, Any]
-    if (
-        isinstance(raw, Mapping)
-        and raw
-        and all(isinstance(k, str) and k in _EPISODE_KEYS for k in raw)
-        and any(k in raw for k in _CORE_KEYS)
-    ):
-        fields = dict(raw)
-    elif not isinstance(raw, (str, bytes, int, float, Mapping, list, tuple)) and any(
-        hasattr(raw, k) for k in _CORE_KEYS
-    ):
-        fields = {k: getattr(raw, k) for k in (*_CORE_KEYS, "metadata") if hasattr(raw, k)}
-        fields = {k: v for k, v in fields.items() if v is not None}
-    else:
-        fields = {"output": raw}
-    fields.pop("success", None)  # the checker decides
-    fields.pop("input", None)
-    return Episode(task.task_id, trial=trial, run=run, duration=dur, **fields)
-
-
 def _score_dict(s: Score) -> dict[str, Any]:
     return {"value": s.value, "detail": dict(s.detail)}
 
@@ -948,53 +957,23 @@ def _open_store(
     )
 
 
-async def _attempt(
-    call: Awaitable[Any], task: TaskSpec, timeout: float | None
-) -> tuple[Any, str | None, Exception | None]:
-    """Await one agent call (:func:`ek.calling.acall`, which enforces the time limit):
-    ``(result, None, None)``, or ``(None, error, exception)`` for a failed call (the exception
-    is ``None`` for ek's own time limit, which is never an infrastructure error)."""
+#: What an executor call fails with that is not infrastructure: a broken pool, or trials that
+#: cannot be pickled (the agent's own exceptions never leave :func:`~ek.agents.attempt.run_batch`).
+_NOT_INFRA = (concurrent.futures.BrokenExecutor, pickle.PicklingError, TypeError, AttributeError)
+_PICKLE = " (with executor=, the agent, its tasks and their contexts must be picklable)"
+
+
+async def _call(call: Awaitable[Any], task: TaskSpec) -> tuple[Any, Exception | None, bool]:
+    """Await one in-process agent call (:func:`ek.calling.acall`, which enforces the time
+    limit): ``(result, exception raised or None, timed out)``."""
     try:
-        return await call, None, None
+        return await call, None, False
     except CallTimeoutError:
-        return None, f"timeout: no result within {timeout:g}s", None
+        return None, None, True
     except (concurrent.futures.BrokenExecutor, pickle.PicklingError) as e:
         raise HarnessError(f"the executor failed running task {task.task_id!r}: {e!r}") from e
     except Exception as e:
-        return None, f"{type(e).__name__}: {e}", e
-
-
-def _trial_episode(
-    raw: Any, error: str | None, task: TaskSpec, trial: int, run: RunProvenance, dur: float
-) -> Episode:
-    """The trial's episode: the agent's result, or a failed trial with ``error`` set."""
-    if error is None:
-        try:
-            ep = _to_episode(raw, task, trial, run, dur)
-            error = _unstorable(ep)
-            if error is None:
-                return ep
-        except (TypeError, ValueError, RecursionError) as e:
-            error = f"invalid agent result: {type(e).__name__}: {str(e)[:500]}"
-    return Episode(task.task_id, trial=trial, run=run, error=error, duration=dur)
-
-
-def _unstorable(ep: Episode) -> str | None:
-    """Why ``ep`` could not be stored and read back faithfully, or ``None``.
-
-    Runs the reader's own validation (:meth:`Episode.from_dict` on ``to_dict()``: finite
-    numbers, plain JSON, bounded depth, no cycles) and the strict UTF-8 JSON encoding the store
-    writes (a lone surrogate, an int too long to print). Checked with and without a store, and
-    before the checker sees the episode, so an odd agent output is that trial's failure (the
-    same verdict whether or not the run is stored), never a poisoned store or a HarnessError.
-    """
-    try:
-        d = ep.to_dict()
-        Episode.from_dict(d)  # after this, ``d`` is plain JSON with finite numbers
-        json.dumps(d, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except (TypeError, ValueError, RecursionError) as e:  # UnicodeEncodeError is a ValueError
-        return f"invalid agent result (cannot be stored faithfully): {type(e).__name__}: {str(e)[:500]}"
-    return None
+        return None, e, False
 
 
 def _raise_harness_error(err: BaseException, done: int, st: TrialStore | None) -> None:
@@ -1061,9 +1040,19 @@ class _Trials:
         self.state = _State()
         self.wants_ctx = _wants_context(agent)
         self.total = self.resumed = 0
-        self.pool: concurrent.futures.Executor | None = None
+        self.pool: concurrent.futures.Executor | None = None  # in-process threads (sync agent)
         self.policy = cfg.retry_policy
         self.price: Any = ms.price if ms.price is not None else ms.prices
+        limit, budget = cfg.time_limit, cfg.budget
+        self.spec = BatchSpec(
+            agent,
+            self.wants_ctx,
+            run,
+            self.policy,
+            limit,
+            limit is not None and budget is not None and budget.wall_time == limit,
+        )
+        self.batch = 1  # trials per executor call (set per phase; 1 in process)
 
     def notify(self, tid: str | None, trial: int | None, ok: bool | None) -> None:
         """Send a :class:`ProgressEvent` (when a progress callback was given)."""
@@ -1113,52 +1102,92 @@ class _Trials:
             if (t.task_id, i) not in state.results and (t.task_id, i) not in state.infra
         ]
         it = iter(pending)
-        n_workers = min(self.cfg.concurrency, len(pending)) or 1
+        cfg = self.cfg
+        if cfg.executor is not None:
+            self.batch = cfg.batch_size or batch_size(len(pending), cfg.concurrency)
+        n_workers = min(cfg.concurrency, -(-len(pending) // self.batch)) or 1
         await asyncio.gather(*(self.worker(it) for _ in range(n_workers)))
 
     async def worker(self, it: Iterator[tuple[TaskSpec, int]]) -> None:
-        """Take trials from ``it`` until it is empty or a harness error stops the run."""
+        """Take trials from ``it`` (a batch at a time with an executor) until it is empty or a
+        harness error stops the run."""
         state = self.state
         while not state.stop:
-            try:
-                task, trial = next(it)
-            except StopIteration:
+            todo = list(itertools.islice(it, self.batch))
+            if not todo:
                 return
             try:
-                await self.one(task, trial)
+                pool = self.cfg.executor
+                firsts: Sequence[Attempt | None] = (
+                    await self.submit(pool, todo) if pool is not None else (None,)
+                )
+                for (task, trial), first in zip(todo, firsts):
+                    if state.stop:
+                        return
+                    await self.one(task, trial, first)
             except Exception as e:
                 state.stop = True
                 if state.error is None:
                     state.error = e
 
+    def context(self, task: TaskSpec, trial: int, started: float | None) -> TrialContext | None:
+        """The trial's :class:`TrialContext` (``None`` for an agent that takes none)."""
+        if not self.wants_ctx:
+            return None
+        cfg = self.cfg
+        seed = trial_seed(int(self.run.seed or 0), task.task_id, trial)
+        return TrialContext(
+            task.task_id, trial, seed, self.run, cfg.k, cfg.timeout, cfg.budget,
+            self.price, started, cfg.fault,
+        )  # fmt: skip
+
+    async def submit(
+        self, pool: concurrent.futures.Executor, todo: Sequence[tuple[TaskSpec, int]]
+    ) -> list[Attempt]:
+        """One executor call running the trials ``todo`` (:func:`~ek.agents.attempt.run_batch`):
+        their first attempts. The executor losing the call (a worker died, a connection
+        dropped) is an infrastructure error of each of its trials, retried like any other."""
+        calls = [(task, trial, self.context(task, trial, None)) for task, trial in todo]
+        tid = todo[0][0].task_id
+        try:
+            fut = pool.submit(run_batch, self.spec, calls)
+        except Exception as e:  # shut down, or the agent cannot be sent: not the agent's failure
+            raise HarnessError(
+                f"the executor refused trials of task {tid!r}: {e!r}{_PICKLE}"
+            ) from e
+        try:
+            return await asyncio.wrap_future(fut)
+        except _NOT_INFRA as e:  # run_batch settles every agent exception: these are sending
+            raise HarnessError(f"the executor failed running task {tid!r}: {e!r}{_PICKLE}") from e
+        except Exception as e:
+            why = f"executor lost the call: {type(e).__name__}: {e}"
+            return [Attempt(None, why, 0.0) for _ in todo]
+
+    async def call_once(self, task: TaskSpec, trial: int) -> Attempt:
+        """One attempt at a trial: in an executor (a batch of one), else in this process."""
+        if self.cfg.executor is not None:
+            return (await self.submit(self.cfg.executor, [(task, trial)]))[0]
+        ctx = self.context(task, trial, time.monotonic())
+        args = (task, ctx) if self.wants_ctx else (task,)
+        t0 = time.perf_counter()
+        call = acall(self.agent, args, timeout=self.spec.limit, executor=self.pool)
+        raw, exc, timed_out = await _call(call, task)
+        return settle(raw, exc, timed_out, task, trial, self.spec, time.perf_counter() - t0)
+
     async def attempts(
-        self, task: TaskSpec, trial: int, seed: int
-    ) -> tuple[Any, str | None, str | None, int, float]:
-        """Call the agent, retrying infrastructure errors (:mod:`ek.agents.infra`):
-        ``(result, agent error, infrastructure error, retries, seconds of the last attempt)``."""
-        cfg, policy = self.cfg, self.policy
-        limit = cfg.time_limit
-        rng = random.Random(seed)
+        self, task: TaskSpec, trial: int, first: Attempt | None
+    ) -> tuple[Attempt, int]:
+        """The trial's last attempt after retrying infrastructure errors
+        (:mod:`ek.agents.infra`), and the retries; ``first`` is an attempt already made."""
+        policy = self.policy
+        rng = random.Random(trial_seed(int(self.run.seed or 0), task.task_id, trial))
         retries = 0
-        while True:
-            ctx = TrialContext(
-                task.task_id, trial, seed, self.run, cfg.k, cfg.timeout, cfg.budget,
-                self.price, time.monotonic(), cfg.fault,
-            )  # fmt: skip
-            args = (task, ctx) if self.wants_ctx else (task,)
-            t0 = time.perf_counter()
-            call = acall(self.agent, args, timeout=limit, executor=self.pool)
-            raw, error, exc = await _attempt(call, task, limit)
-            dur = time.perf_counter() - t0
-            wall = cfg.budget.wall_time if cfg.budget is not None else None
-            if error is not None and exc is None and wall is not None and limit == wall:
-                error = "budget: wall_time"  # the harness's deadline was the budget's
-            if exc is None or not policy.is_infra(exc):
-                return raw, error, None, retries, dur
-            if retries >= policy.max_retries:
-                return None, None, f"infrastructure: {error}", retries, dur
+        att = first if first is not None else await self.call_once(task, trial)
+        while att.infra is not None and retries < policy.max_retries:
             await asyncio.sleep(policy.delay(retries, rng))
             retries += 1
+            att = await self.call_once(task, trial)
+        return att, retries
 
     def over_budget(self, ep: Episode, dur: float) -> Episode:
         """``ep`` as an agent failure ``"budget: <limit>"`` when it crossed a budget limit."""
@@ -1168,20 +1197,20 @@ class _Trials:
         why = budget.exceeded(usage(ep, self.price, elapsed=dur))
         return ep if why is None else ep.replace(error=why)
 
-    async def one(self, task: TaskSpec, trial: int) -> None:
-        """Run, check, score, store and report one trial."""
+    async def one(self, task: TaskSpec, trial: int, first: Attempt | None = None) -> None:
+        """Run (unless ``first`` was run already), check, score, store and report one trial."""
         cfg, run, state = self.cfg, self.run, self.state
-        seed = trial_seed(int(run.seed or 0), task.task_id, trial)
-        raw, error, infra, retries, dur = await self.attempts(task, trial, seed)
+        att, retries = await self.attempts(task, trial, first)
         key = (task.task_id, trial)
-        if infra is not None:  # not a trial: not checked, not counted, recorded
+        if att.episode is None:  # not a trial: not checked, not counted, recorded
+            infra = f"infrastructure: {att.infra}"
             state.infra[key] = (infra, retries)
             state.done += 1
             if self.st is not None:
-                self.st.append(_infra_record(task, trial, infra, retries, dur))
+                self.st.append(_infra_record(task, trial, infra, retries, att.duration))
             self.notify(task.task_id, trial, None)
             return
-        ep = self.over_budget(_trial_episode(raw, error, task, trial, run, dur), dur)
+        ep = self.over_budget(att.episode, att.duration)
         ep, scores = await _check_and_score(ep, task, self.checker, self.ms.per_task[task.task_id])
         ok = bool(ep.success)
         state.results[key] = (ep, ok, scores)
@@ -1328,16 +1357,24 @@ def _restore(
     return n
 
 
-def _collect(
-    suite: Sequence[TaskSpec], k: int, state: _State, names: Sequence[str]
-) -> tuple[list[Episode], list[bool], dict[str, list[Score]], dict[str, tuple[int, int]]]:
+@dataclass
+class _Collected:
+    """The finished trials ordered by task then trial, and where each task's trials are."""
+
+    episodes: list[Episode] = field(default_factory=list)
+    verdicts: list[bool] = field(default_factory=list)
+    scores: dict[str, list[Score]] = field(default_factory=dict)
+    counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    spans: dict[str, range] = field(default_factory=dict)  # task_id -> its positions
+
+
+def _collect(suite: Sequence[TaskSpec], k: int, state: _State, names: Sequence[str]) -> _Collected:
     """Episodes, verdicts and scores ordered by task then trial, and the per-task counts."""
-    eps: list[Episode] = []
-    verdicts: list[bool] = []
-    scores: dict[str, list[Score]] = {name: [] for name in names}
-    counts: dict[str, tuple[int, int]] = {}
+    out = _Collected(scores={name: [] for name in names})
+    eps, verdicts, scores = out.episodes, out.verdicts, out.scores
     for t in suite:
-        n = c = 0
+        start = len(eps)
+        c = 0
         for i in range(k):
             r = state.results.get((t.task_id, i))
             if r is None:
@@ -1347,10 +1384,19 @@ def _collect(
             verdicts.append(ok)
             for name in scores:
                 scores[name].append(sc[name])
-            n += 1
             c += ok
-        counts[t.task_id] = (n, c)
-    return eps, verdicts, scores, counts
+        out.counts[t.task_id] = (len(eps) - start, c)
+        out.spans[t.task_id] = range(start, len(eps))
+    return out
+
+
+def _slice_ids(suite: Iterable[TaskSpec]) -> dict[str, list[str]]:
+    """``slice name -> task ids`` in suite order."""
+    out: dict[str, list[str]] = {}
+    for t in suite:
+        for s in t.slices:
+            out.setdefault(s, []).append(t.task_id)
+    return out
 
 
 def _aggregate(m: Any, scores: Sequence[Score]) -> float:
@@ -1362,20 +1408,17 @@ def _aggregate(m: Any, scores: Sequence[Score]) -> float:
 
 
 def _slice_results(
-    slice_ids: Mapping[str, list[str]],
-    eps: Sequence[Episode],
-    verdicts: Sequence[bool],
-    scores: Mapping[str, Sequence[Score]],
-    ms: _Metrics,
+    slice_ids: Mapping[str, list[str]], got: _Collected, ms: _Metrics
 ) -> dict[str, SliceResult]:
     slices: dict[str, SliceResult] = {}
     for sname, ids in slice_ids.items():
-        idset = set(ids)
-        idx = [j for j, ep in enumerate(eps) if ep.task_id in idset]
-        s_eps = [eps[j] for j in idx]
-        s_ok = [verdicts[j] for j in idx]
+        # the slice's trials in suite order, read from each task's span (no scan of all trials)
+        idx = [j for tid in ids for j in got.spans[tid]]
+        s_eps = [got.episodes[j] for j in idx]
+        s_ok = [got.verdicts[j] for j in idx]
         s_metrics = {
-            str(m.name): _aggregate(m, [scores[str(m.name)][j] for j in idx]) for m in ms.reported
+            str(m.name): _aggregate(m, [got.scores[str(m.name)][j] for j in idx])
+            for m in ms.reported
         }
         slices[sname] = SliceResult(
             sname,
@@ -1398,20 +1441,11 @@ def _assemble(
     st: TrialStore | None,
     t_start: float,
 ) -> SuiteResult:
+    """The result: counts, cost, aggregates and slices now; the reliability report (a
+    bootstrap over tasks) when :attr:`SuiteResult.reliability` is first read."""
     mets = ms.reported
-    eps, verdicts, scores, counts = _collect(suite, cfg.k, state, [str(m.name) for m in mets])
-    slice_ids: dict[str, list[str]] = {}
-    for t in suite:
-        for s in t.slices:
-            slice_ids.setdefault(s, []).append(t.task_id)
-    rel = reliability(
-        counts,
-        cfg.k if cfg.adaptive is None else min(cfg.k, cfg.adaptive.min_trials),
-        slices=slice_ids or None,
-        confidence=cfg.confidence,
-        n_resamples=cfg.n_resamples,
-        seed=int(run.seed or 0),
-    )
+    got = _collect(suite, cfg.k, state, [str(m.name) for m in mets])
+    scores = got.scores
     aggregates = {str(m.name): _aggregate(m, scores[str(m.name)]) for m in mets}
     directions = {
         str(m.name): metric_direction(
@@ -1426,12 +1460,11 @@ def _assemble(
         run=run,
         k=cfg.k,
         tasks=tuple(suite),
-        episodes=tuple(eps),
-        verdicts=tuple(verdicts),
-        counts=ReadOnlyDict(counts),
-        reliability=rel,
-        cost=cost_report(eps, price=ms.price, prices=ms.prices, successes=verdicts),
-        slices=ReadOnlyDict(_slice_results(slice_ids, eps, verdicts, scores, ms)),
+        episodes=tuple(got.episodes),
+        verdicts=tuple(got.verdicts),
+        counts=ReadOnlyDict(got.counts),
+        cost=cost_report(got.episodes, price=ms.price, prices=ms.prices, successes=got.verdicts),
+        slices=ReadOnlyDict(_slice_results(_slice_ids(suite), got, ms)),
         metrics=ReadOnlyDict(aggregates),
         scores=ReadOnlyDict({n: tuple(v) for n, v in scores.items()}),
         directions=ReadOnlyDict(directions),
@@ -1445,6 +1478,8 @@ def _assemble(
         pricing=pricing_to_dict(ms.price, ms.prices),
         adaptive=cfg.adaptive,
         fault=cfg.fault,
+        confidence=cfg.confidence,
+        n_resamples=cfg.n_resamples,
     )
 
 
@@ -1504,7 +1539,10 @@ def run_suite(
         run: The run's provenance; its ``seed`` (or ``seed``) seeds every trial.
         seed: The run seed when ``run`` has none (default 0).
         concurrency: Trials in flight at once (>= 1).
-        executor: Any ``concurrent.futures.Executor`` to run the agent in.
+        executor: Any ``concurrent.futures.Executor`` to run the agent in (threads,
+            processes, ``distributed.Client.get_executor()``), in batches of trials.
+        batch_size: Trials per executor call (>= 1; default: about four batches per slot of
+            ``concurrency``, at most 64). Ignored without ``executor``.
         store: A JSON-lines path: persist every finished trial and resume from it.
         timeout: Seconds per trial; a slower trial fails with ``Episode.error`` set.
         progress: A :class:`Progress` callback.
