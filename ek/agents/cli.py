@@ -180,21 +180,25 @@ def _dollars(x: Any) -> str:
 
 
 def _report_data(args: argparse.Namespace) -> dict[str, Any]:
-    from .cost import cost_report, load_prices, pricing_from_dict
+    from .cost import load_prices
     from .reliability import reliability
     from .runs import load_run
     from .traces.summary import trace_options
 
-    s = load_run(args.run, success_scorer=args.success_scorer, trace_options=trace_options(args))
+    # read once, as a stream: per-task counts, metric sums and cost totals, no episodes;
+    # --prices re-prices the trials' costs; without it, a store is priced as its run was
+    s = load_run(
+        args.run,
+        success_scorer=args.success_scorer,
+        trace_options=trace_options(args),
+        episodes=False,
+        prices=load_prices(args.prices) if args.prices else None,
+    )
     if s.is_empty:
         raise ValueError(
             f"{args.run}: the run has no trial" + (f" ({s.unscored})" if s.unscored else "")
         )
     notes: list[str] = []
-    # --prices re-prices the episodes; without it, a store is priced as its run was
-    price, prices = (
-        (None, load_prices(args.prices)) if args.prices else pricing_from_dict(s.pricing)
-    )
     counts = {t: nc for t, nc in s.counts.items() if nc[0] > 0}
     slices = {n: [t for t in ids if t in counts] for n, ids in s.slices.items()}
     slices = {n: ids for n, ids in slices.items() if ids}
@@ -203,23 +207,10 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         rel = reliability(
             counts, args.k, slices=slices or None, confidence=args.confidence, seed=s.run.seed or 0
         )
-    slice_cost: dict[str, Any] = {}
-    failures = None
-    cost: dict[str, Any] | None
-    if s.episodes is not None and s.verdicts is not None:
-        eps, oks = list(s.episodes), list(s.verdicts)
-        cost = cost_report(eps, price=price, prices=prices, successes=oks).to_dict()
-        for name, ids in slices.items():
-            idset = set(ids)
-            idx = [i for i, e in enumerate(eps) if e.task_id in idset]
-            slice_cost[name] = cost_report(
-                [eps[i] for i in idx], price=price, prices=prices, successes=[oks[i] for i in idx]
-            ).to_dict()
-        failures = sum(1 for e in eps if e.error is not None)
-    else:
-        cost = dict(s.cost) if s.cost is not None else None
-        if args.prices:
-            notes.append("--prices ignored: a baseline keeps no episodes to re-price")
+    cost = dict(s.cost) if s.cost is not None else None
+    slice_cost: Mapping[str, Any] = s.slice_cost or {}
+    if args.prices and s.agent_failures is None:
+        notes.append("--prices ignored: a baseline keeps no episodes to re-price")
     return {
         "source": s.source,
         "run": s.run.to_dict(),
@@ -228,7 +219,7 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         "n_tasks": s.n_tasks,
         "n_trials": s.n_trials,
         "n_successes": s.n_successes,
-        "agent_failures": failures,
+        "agent_failures": s.agent_failures,
         "unscored": {
             "n": s.n_unscored,
             "of": s.unscored.of if s.unscored else s.n_trials,
@@ -247,7 +238,7 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
             name: {
                 "value": m.value,
                 "higher_is_better": m.higher_is_better,
-                "n": sum(len(v) for v in m.scores.values()),
+                "n": m.n_scores,
             }
             for name, m in s.metrics.items()
         },
@@ -258,7 +249,6 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
 
 def _beyond_data(s: Any, counts: Mapping[str, Any], confidence: float) -> dict[str, Any]:
     """Consistency (k >= 2), infrastructure errors and budget stops, when the run has them."""
-    from .budget import budget_hits
     from .consistency import consistency
 
     out: dict[str, Any] = {}
@@ -270,9 +260,8 @@ def _beyond_data(s: Any, counts: Mapping[str, Any], confidence: float) -> dict[s
             "n_infra_errors": s.n_infra_errors,
             "share": s.infra_share,
         }
-    hits = budget_hits(s.episodes) if s.episodes is not None else {}
-    if hits:
-        out["budget_hits"] = hits
+    if s.budget_hits:
+        out["budget_hits"] = dict(s.budget_hits)
     return out
 
 
@@ -546,8 +535,13 @@ def _run_gate(args: argparse.Namespace) -> int:
     allow: bool | list[str] = "*" in args.allow_undefined or list(args.allow_undefined)
     try:
         traces = trace_options(args)
-        base = load_run(args.baseline, success_scorer=args.success_scorer, trace_options=traces)
-        cur = load_run(args.current, success_scorer=args.success_scorer, trace_options=traces)
+        # each run read once, as a stream: only the per-task summaries the checks need
+        base = load_run(
+            args.baseline, success_scorer=args.success_scorer, trace_options=traces, episodes=False
+        )
+        cur = load_run(
+            args.current, success_scorer=args.success_scorer, trace_options=traces, episodes=False
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = agent_regression_gate(

@@ -488,15 +488,22 @@ class CostTally:
         self.n_success = 0
         self._no_usage = 0
 
-    def add(self, costs: Sequence[Cost], success: bool) -> None:
-        """One episode: its costs (``Episode.cost``) and whether it succeeded."""
+    def price(self, costs: Sequence[Cost]) -> list[PricedCost]:
+        """The costs priced as this tally prices them (to :meth:`add` to several tallies that
+        share a price, pricing once)."""
+        return [price_cost(c, self._src) for c in costs]
+
+    def add(
+        self, costs: Sequence[Cost], success: bool, priced: Sequence[PricedCost] | None = None
+    ) -> None:
+        """One episode: its costs (``Episode.cost``), whether it succeeded, and optionally
+        the costs already priced by :meth:`price` of a tally with the same price."""
         self.n_episodes += 1
         self.n_success += bool(success)
         if not any(c.role == "agent" for c in costs):
             self._no_usage += 1
             self._agent.dollars = None  # unknown usage is not zero usage
-        for c in costs:
-            pc = price_cost(c, self._src)
+        for c, pc in zip(costs, priced if priced is not None else self.price(costs)):
             self._total.add(c, pc)
             self._by_role.setdefault(c.role, _Acc()).add(c, pc)
             self._by_model.setdefault(c.model or "<unknown>", _Acc()).add(c, pc)

@@ -70,19 +70,19 @@ from __future__ import annotations
 
 import math
 import os
-import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ek._validate import is_number
-from ek.base import ReadOnlyDict, Score
+from ek.base import ReadOnlyDict
 from ek.jsonio import to_json_safe
 from ek.scalar_gate import undefined_policy
 from ek.stats import Interval, difference_interval, newcombe_difference, normal_quantile
 
 from .reliability import pass_hat_k
-from .summary import MetricSummary, RunSummary, metric_aggregator
+from .resample import MetricBootstrap, bootstrap_differences
+from .summary import MetricSummary, RunSummary
 
 __all__ = [
     "GateCheck",
@@ -248,56 +248,6 @@ def paired_difference(
     return Interval(m, low, high, confidence, method)
 
 
-def _pct(xs: Sequence[float], q: float) -> float:
-    pos = q * (len(xs) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(xs) - 1)
-    a, b = xs[lo], xs[hi]
-    if a == b or math.isinf(a) or math.isinf(b):
-        return a if pos - lo < 0.5 else b
-    return a + (b - a) * (pos - lo)
-
-
-def _bootstrap_difference(
-    agg: Callable[[Sequence[Score]], float],
-    cur: Mapping[str, Sequence[Score]],
-    base: Mapping[str, Sequence[Score]],
-    shared: Sequence[str] | None,
-    confidence: float,
-    n_resamples: int,
-    seed: int,
-) -> Interval:
-    def flat(scores: Mapping[str, Sequence[Score]], ids: Sequence[str]) -> list[Score]:
-        return [s for t in ids for s in scores[t]]
-
-    cur_ids = list(shared) if shared is not None else list(cur)
-    base_ids = list(shared) if shared is not None else list(base)
-    kind = "paired" if shared is not None else "independent"
-    method = f"task-bootstrap-{kind}(n_resamples={n_resamples}, seed={seed})"
-    point = agg(flat(cur, cur_ids)) - agg(flat(base, base_ids))
-    if math.isnan(point):
-        return Interval(_NAN, _NAN, _NAN, confidence, method, "an aggregate is undefined (NaN)")
-    rng = random.Random(seed)
-    reps: list[float] = []
-    nc, nb = len(cur_ids), len(base_ids)
-    for _ in range(n_resamples):
-        ic = [rng.randrange(nc) for _ in range(nc)]
-        ib = ic if shared is not None else [rng.randrange(nb) for _ in range(nb)]
-        r = agg(flat(cur, [cur_ids[i] for i in ic])) - agg(flat(base, [base_ids[i] for i in ib]))
-        reps.append(r)
-    good = sorted(r for r in reps if not math.isnan(r))
-    alpha = 1.0 - confidence
-    if len(reps) - len(good) > alpha / 2 * len(reps) or not good:
-        return Interval(
-            point, _NAN, _NAN, confidence, method,
-            f"{len(reps) - len(good)} of {len(reps)} replicates undefined",
-        )  # fmt: skip
-    low, high = _pct(good, alpha / 2), _pct(good, 1 - alpha / 2)
-    if not math.isinf(point):
-        low, high = min(low, point), max(high, point)
-    return Interval(point, low, high, confidence, method)
-
-
 # ----------------------------------------------------------------------------- verdicts
 
 
@@ -387,7 +337,7 @@ def _as_summary(x: Any, label: str, success_scorer: str | None = None) -> RunSum
     if isinstance(x, (str, os.PathLike)):
         from .runs import load_run
 
-        return load_run(x, success_scorer=success_scorer)
+        return load_run(x, success_scorer=success_scorer, episodes=False)
     raise TypeError(
         f"{label} must be a SuiteResult, a RunSummary or a path to a run, got {type(x).__name__}"
     )
@@ -577,36 +527,25 @@ def _pass_hat_check(g: _Setup, kk: int) -> GateCheck:
     return g.verdict(f"pass^{kk}", "pass_hat_k", iv, values, True, {"k": kk, "method": iv.method})
 
 
-def _metric_check(
-    g: _Setup, name: str, mc: MetricSummary, mb: MetricSummary, n_resamples: int, seed: int
-) -> GateCheck | None:
+def _metric_plan(
+    g: _Setup, name: str, mc: MetricSummary, mb: MetricSummary
+) -> MetricBootstrap | str:
+    """The metric's bootstrap inputs, or the warning that says why it is not compared."""
     if mc.higher_is_better != mb.higher_is_better:
         raise GateRefusedError(
             f"metric {name!r} changed direction (higher_is_better {mb.higher_is_better} "
             f"in the baseline, {mc.higher_is_better} now): not the same metric"
         )
-    agg, exact = metric_aggregator(mc.aggregated_as)
     sc = {t: ss for t, ss in mc.scores.items() if ss and t in g.cur}
     sb = {t: ss for t, ss in mb.scores.items() if ss and t in g.base}
     ids = None
     if g.shared is not None:
         ids = [t for t in g.shared if t in sc and t in sb]
         if len(ids) < 2:
-            g.warnings.append(f"metric {name!r}: fewer than 2 shared tasks; not compared")
-            return None
+            return f"metric {name!r}: fewer than 2 shared tasks; not compared"
     if not sc or not sb:
-        g.warnings.append(f"metric {name!r} has no scores in a run; not compared")
-        return None
-    iv = _bootstrap_difference(agg, sc, sb, ids, g.confidence, n_resamples, seed)
-    cv = agg([s for t in (ids or sc) for s in sc[t]])
-    bv = agg([s for t in (ids or sb) for s in sb[t]])
-    if not exact:
-        g.warnings.append(
-            f"metric {name!r} is not registered: the mean of its per-trial values was "
-            "gated instead of its own aggregate"
-        )
-    det = {"method": iv.method, "exact_aggregate": exact}
-    return g.verdict(name, "metric", iv, (cv, bv), mc.higher_is_better, det)
+        return f"metric {name!r} has no scores in a run; not compared"
+    return MetricBootstrap(mc.aggregated_as, sc, sb, ids)
 
 
 def _success_checks(g: _Setup) -> list[GateCheck]:
@@ -629,18 +568,32 @@ def _pass_hat_checks(g: _Setup) -> list[GateCheck]:
 
 
 def _metric_checks(g: _Setup) -> list[GateCheck]:
-    """Each metric both runs scored (when ``metrics=True``)."""
+    """Each metric both runs scored (when ``metrics=True``): one task bootstrap for all of
+    them (:mod:`ek.agents.resample`), warnings in the metrics' order."""
     if not g.metrics:
         return []
     cur, base = g.current.metrics, g.baseline.metrics
-    out = []
+    plans: list[tuple[str, MetricBootstrap | str]] = []
     for name in sorted(set(cur) | set(base)):
         if name not in cur or name not in base:
-            g.warnings.append(f"metric {name!r} is in only one run; not compared")
+            plans.append((name, f"metric {name!r} is in only one run; not compared"))
+        else:
+            plans.append((name, _metric_plan(g, name, cur[name], base[name])))
+    boots = [p for _, p in plans if isinstance(p, MetricBootstrap)]
+    ivs = iter(bootstrap_differences(boots, g.confidence, g.n_resamples, g.seed))
+    out = []
+    for name, plan in plans:
+        if isinstance(plan, str):
+            g.warnings.append(plan)
             continue
-        c = _metric_check(g, name, cur[name], base[name], g.n_resamples, g.seed)
-        if c is not None:
-            out.append(c)
+        iv = next(ivs)
+        if not plan.exact:
+            g.warnings.append(
+                f"metric {name!r} is not registered: the mean of its per-trial values was "
+                "gated instead of its own aggregate"
+            )
+        det = {"method": iv.method, "exact_aggregate": plan.exact}
+        out.append(g.verdict(name, "metric", iv, plan.values, cur[name].higher_is_better, det))
     return out
 
 
@@ -801,6 +754,7 @@ def agent_regression_gate(
     Example:
         >>> from ek.agents.base import RunProvenance
         >>> from ek.agents.summary import MetricSummary, RunSummary
+        >>> from ek.base import Score
         >>> run = RunProvenance(agent="bot", suite_version="v1")
         >>> nan = Score(float("nan"), {"dollars": None, "successes": 1, "n": 1,
         ...                            "higher_is_better": False})

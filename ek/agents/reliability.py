@@ -339,7 +339,6 @@ def _build(
     rng = random.Random(seed)
     m = len(pairs)
     positions = range(m)
-    idx_reps = [rng.choices(positions, k=m) for _ in range(n_resamples)]
     method = f"percentile-bootstrap-over-tasks(n_resamples={n_resamples}, seed={seed})"
 
     # Tasks with equal (n, c) have equal estimators at every k, so a replicate is fully described
@@ -349,9 +348,9 @@ def _build(
     task_class = [class_of.setdefault(p, len(class_of)) for p in pairs]
     n_classes = len(class_of)
     rep_counts = []
-    for idx in idx_reps:
-        cnt = [0] * n_classes
-        for i in idx:
+    for _ in range(n_resamples):  # each replicate's draws counted, then dropped: memory
+        cnt = [0] * n_classes  # n_resamples x classes, not n_resamples x tasks
+        for i in rng.choices(positions, k=m):
             cnt[task_class[i]] += 1
         rep_counts.append(cnt)
     first_task = {cid: t for t, cid in reversed(list(enumerate(task_class)))}

@@ -29,17 +29,18 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, cast
 
 from ek.base import Score
 from ek.scalar_gate import metric_direction
 
-from .cost import cost_report, pricing_from_dict
+from .cost import ModelPrice, pricing_from_dict
 from .episode import Episode, RunProvenance
 from .infra import infra_from_records
-from .store import StoreError, read_store
+from .store import StoreError, iter_store
 from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored, metric_aggregator
+from .tally import MetricTally, RunTally, score_from_record
 
 __all__ = ["RunLoadError", "load_run", "summary_from_episodes"]
 
@@ -56,9 +57,22 @@ def _file_kind(path: str) -> str:
     return "a special file (socket or device)"
 
 
-def _first_line(path: str) -> bytes:
+def _is_store(path: str) -> bool:
+    """True when the file starts like a trial store's header (read without a line limit: an
+    old store's header holds its whole task list on one line)."""
     with open(path, "rb") as fh:
-        return fh.readline(1 << 20)
+        head = fh.read(64).lstrip()
+    if head.startswith(b'{"ek_store"'):
+        return True
+    if not head.startswith(b"{"):
+        return False
+    with open(path, "rb") as fh:
+        line = fh.readline(1 << 20).strip()
+    try:
+        first = json.loads(line) if line else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(first, dict) and "ek_store" in first
 
 
 def load_run(
@@ -66,8 +80,16 @@ def load_run(
     *,
     success_scorer: str | None = None,
     trace_options: Mapping[str, Any] | None = None,
+    episodes: bool = True,
+    prices: Mapping[str, ModelPrice] | None = None,
 ) -> RunSummary:
     """Read a store, a baseline or an Inspect log into a :class:`~ek.agents.summary.RunSummary`.
+
+    The file is read once, as a stream (:mod:`ek.agents.tally`). With ``episodes=False`` (what
+    ``ek-agents report`` and ``gate`` use) only what the statistics need is kept: per-task
+    counts, each metric's per-task sums (one merged Score per task; a metric whose aggregate
+    is not a declared ratio of sums keeps its Scores), the cost totals of the run and of each
+    slice; memory then grows with tasks x metrics, not with trials.
 
     Args:
         path: The file.
@@ -77,6 +99,10 @@ def load_run(
         trace_options: For a trace file (OTLP JSON), the keywords of
             :func:`ek.agents.traces.summary_from_traces` (``task_attribute``, ``trial_attribute``,
             ``success_attribute``, ``scope``); other files ignore them.
+        episodes: Keep the episodes, their verdicts and every trial's Scores (default), or
+            only the per-task summaries (``False``).
+        prices: A ``{model: ModelPrice}`` catalogue to price the trials' costs with, instead of
+            the pricing a store recorded (a baseline keeps no costs to re-price: ignored).
 
     Raises:
         RunLoadError: the file is none of these (or is corrupt, or truncated, or not a regular
@@ -91,18 +117,13 @@ def load_run(
             f"{_file_kind(p)}"
         )
     if p.endswith(".eval"):
-        return _from_inspect(p, success_scorer)
+        return _from_inspect(p, success_scorer, episodes, prices)
     from .traces.summary import is_trace_file, summary_from_traces  # lazy: traces imports runs
 
     if is_trace_file(p):
-        return summary_from_traces(p, **(trace_options or {}))
-    head = _first_line(p).strip()
-    try:
-        first = json.loads(head) if head else None
-    except (ValueError, UnicodeDecodeError):
-        first = None
-    if isinstance(first, dict) and "ek_store" in first:
-        return _from_store(p)
+        return summary_from_traces(p, **{"prices": prices, **(trace_options or {})})
+    if _is_store(p):
+        return _from_store(p, episodes, prices)
     try:
         with open(p, encoding="utf-8") as fh:
             data = json.load(fh)  # as written: RunSummary.from_dict decodes it (once)
@@ -116,11 +137,122 @@ def load_run(
         except (TypeError, ValueError, KeyError) as e:
             raise RunLoadError(f"{p}: corrupt ek-agents baseline: {e}") from None
     if isinstance(data, dict) and "eval" in data and "samples" in data:
-        return _from_inspect(p, success_scorer)
+        return _from_inspect(p, success_scorer, episodes, prices)
     kind = f"format {data.get('format')!r}" if isinstance(data, dict) else type(data).__name__
     raise RunLoadError(
         f"{p}: expected an ek trial store, an ek-agents baseline (format {SUMMARY_FORMAT!r}) or an "
         f"Inspect log (.eval, or .json with 'eval' and 'samples'); got JSON {kind}"
+    )
+
+
+def _infra_add(acc: dict[str, list[int]], rec: Mapping[str, Any]) -> None:
+    if not rec.get("infra_error") and not rec.get("retries"):
+        return
+    for t, (e, r) in (infra_from_records([rec]) or {}).items():
+        a = acc.setdefault(t, [0, 0])
+        a[0] += e
+        a[1] += r
+
+
+class _Kept:
+    """The episodes, verdicts and Scores of a store read with ``episodes=True``, in the
+    store's task order, trials in order (whatever order the trials finished in)."""
+
+    def __init__(self, tasks: Mapping[str, Any]) -> None:
+        self.order = {t: i for i, t in enumerate(tasks)}
+        self.rows: list[tuple[tuple[int, int], Episode, bool, dict[str, Score]]] = []
+
+    def add(self, ep: Episode, ok: bool, scores: dict[str, Score]) -> None:
+        key = (self.order.get(ep.task_id, len(self.order)), ep.trial)
+        self.rows.append((key, ep, ok, scores))
+
+    def sorted(self) -> list[tuple[tuple[int, int], Episode, bool, dict[str, Score]]]:
+        return sorted(self.rows, key=lambda r: r[0])
+
+
+def _store_scores(rec: Mapping[str, Any]) -> dict[str, Score]:
+    return {n: score_from_record(sd, n) for n, sd in (rec.get("scores") or {}).items()}
+
+
+def _store_trial(
+    rec: Mapping[str, Any], h: Mapping[str, Any], tally: RunTally, kept: _Kept | None
+) -> None:
+    d = dict(rec["episode"])
+    ok = bool(rec["success"])
+    if kept is None:
+        # only what the statistics need: the costs and the error (checked by Episode itself)
+        ep = Episode(str(d.get("task_id")), cost=cast(Any, d.get("cost")), error=d.get("error"))
+        tally.add(ep.task_id, ok, ep.cost, error=ep.error, scores=rec.get("scores") or {})
+        return
+    d.setdefault("run", h["run"])
+    ep = Episode.from_dict(d).replace(success=ok)
+    tally.add(ep.task_id, ok, ep.cost, error=ep.error)
+    kept.add(ep, ok, _store_scores(rec))
+
+
+def _from_store(p: str, keep: bool, prices: Mapping[str, ModelPrice] | None) -> RunSummary:
+    try:
+        with iter_store(p) as st:
+            h = st.header
+            price, catalog = (
+                (None, prices) if prices is not None else pricing_from_dict(h.get("pricing"))
+            )
+            run = RunProvenance.from_dict(h["run"])
+            tasks: dict[str, list[str]] = dict(h.get("tasks") or {})
+            tally = RunTally(tasks=tasks, price=price, prices=catalog)
+            kept = _Kept(tasks) if keep else None
+            infra: dict[str, list[int]] = {}
+            for rec in st:
+                _infra_add(infra, rec)
+                if not rec.get("infra_error"):  # an infrastructure error is not a trial
+                    _store_trial(rec, h, tally, kept)
+        return _store_summary(p, h, run, tasks, tally, kept, infra)
+    except StoreError as e:
+        raise RunLoadError(str(e)) from None
+    except (KeyError, TypeError, ValueError) as e:
+        raise RunLoadError(f"{p}: corrupt trial store: {type(e).__name__}: {e}") from None
+
+
+def _store_summary(
+    p: str,
+    h: Mapping[str, Any],
+    run: RunProvenance,
+    tasks: Mapping[str, Sequence[str]],
+    tally: RunTally,
+    kept: _Kept | None,
+    infra: Mapping[str, Sequence[int]],
+) -> RunSummary:
+    slices: dict[str, list[str]] = {}
+    for t, names in tasks.items():
+        for sname in names:
+            slices.setdefault(sname, []).append(t)
+    eps: tuple[Episode, ...] | None = None
+    oks: tuple[bool, ...] | None = None
+    if kept is None:
+        metrics = tally.metric_summaries()
+    else:  # every trial's Scores, in task and trial order (what load_run always gave)
+        rows = kept.sorted()
+        eps, oks = tuple(r[1] for r in rows), tuple(r[2] for r in rows)
+        per_task: dict[str, dict[str, list[Score]]] = {}
+        for _, ep, _, scores in rows:
+            for name, sc in scores.items():
+                per_task.setdefault(name, {}).setdefault(ep.task_id, []).append(sc)
+        metrics = _metrics(sorted(per_task), per_task)
+    return RunSummary(
+        run=run,
+        k=int(h["k"]),
+        counts=tally.counts,
+        slices={k: tuple(v) for k, v in slices.items()},
+        metrics=metrics,
+        cost=tally.cost().to_dict(),
+        source=p,
+        episodes=eps,
+        verdicts=oks,
+        pricing=h.get("pricing"),
+        infra={t: (e, r) for t, (e, r) in infra.items()} or None,
+        slice_cost=tally.slice_costs(),
+        agent_failures=tally.agent_failures,
+        budget_hits=dict(tally.budget_hits),
     )
 
 
@@ -142,67 +274,19 @@ def _metrics(
     return out
 
 
-def _from_store(p: str) -> RunSummary:
-    try:
-        snap = read_store(p)
-        h = snap.header
-        price, prices = pricing_from_dict(h.get("pricing"))
-        run = RunProvenance.from_dict(h["run"])
-        tasks: dict[str, list[str]] = dict(h.get("tasks") or {})
-        counts: dict[str, list[int]] = {t: [0, 0] for t in tasks}
-        eps: list[Episode] = []
-        oks: list[bool] = []
-        per_task: dict[str, dict[str, list[Score]]] = {}
-        order = {t: i for i, t in enumerate(tasks)}
-        recs = sorted(snap.records, key=lambda r: (order.get(r["task_id"], len(order)), r["trial"]))
-        infra = infra_from_records(recs)
-        for rec in recs:
-            if rec.get("infra_error"):  # an infrastructure error is not a trial
-                continue
-            d = dict(rec["episode"])
-            d.setdefault("run", h["run"])
-            ok = bool(rec["success"])
-            ep = Episode.from_dict(d).replace(success=ok)
-            eps.append(ep)
-            oks.append(ok)
-            c = counts.setdefault(ep.task_id, [0, 0])
-            c[0] += 1
-            c[1] += ok
-            for name, sd in (rec.get("scores") or {}).items():
-                v = sd.get("value")
-                s = Score(float("nan") if v is None else float(v), sd.get("detail") or {})
-                per_task.setdefault(name, {}).setdefault(ep.task_id, []).append(s)
-        slices: dict[str, list[str]] = {}
-        for t, names in tasks.items():
-            for sname in names:
-                slices.setdefault(sname, []).append(t)
-        return RunSummary(
-            run=run,
-            k=int(h["k"]),
-            counts={t: (n, c) for t, (n, c) in counts.items()},
-            slices={k: tuple(v) for k, v in slices.items()},
-            metrics=_metrics(sorted(per_task), per_task),
-            cost=cost_report(eps, price=price, prices=prices, successes=oks).to_dict(),
-            source=p,
-            episodes=tuple(eps),
-            verdicts=tuple(oks),
-            pricing=h.get("pricing"),
-            infra=infra,
-        )
-    except StoreError as e:
-        raise RunLoadError(str(e)) from None
-    except (KeyError, TypeError, ValueError) as e:
-        raise RunLoadError(f"{p}: corrupt trial store: {type(e).__name__}: {e}") from None
-
-
 def summary_from_episodes(
-    episodes: Iterable[Episode], *, run: RunProvenance | None = None, source: str | None = None
+    episodes: Iterable[Episode],
+    *,
+    run: RunProvenance | None = None,
+    source: str | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
 ) -> RunSummary:
     """A summary of episodes that already carry their verdict (``success``), e.g. from Inspect.
 
     ``k`` is the largest per-task trial count. An episode with no recorded success (``None``)
     is not counted (a missing verdict is not a failure): it is reported in
-    :attr:`~ek.agents.summary.RunSummary.unscored`.
+    :attr:`~ek.agents.summary.RunSummary.unscored`. ``prices`` (a ``{model: ModelPrice}``
+    catalogue) prices the episodes' costs in the summary's cost report.
 
     Example:
         >>> s = summary_from_episodes([Episode("a", success=True), Episode("a", trial=1, success=False)])
@@ -217,41 +301,68 @@ def summary_from_episodes(
         for ep in eps
         if ep.success is None
     ]
-    return _summarize(eps, why, len(eps), run=run, source=source)
+    return _summarize(((ep, {}) for ep in eps), why, run=run, source=source, prices=prices)
 
 
 def _summarize(
-    episodes: list[Episode],
+    items: Iterable[tuple[Episode, Mapping[tuple[str, str], Score]]],
     unscored: list[str],
-    n_samples: int,
     *,
     run: RunProvenance | None,
     source: str | None,
-    metrics: Mapping[str, MetricSummary] | None = None,
+    keep: bool = True,
+    prices: Mapping[str, ModelPrice] | None = None,
 ) -> RunSummary:
-    counts: dict[str, list[int]] = {}
-    eps, oks = [], []
-    for ep in episodes:
+    """Episodes with their verdicts (and their metrics' Scores by ``(scorer, metric)``), read
+    once: the unscored ones (``success`` None) are not counted."""
+    tally = RunTally(prices=prices)
+    per: dict[tuple[str, str], MetricTally] = {}
+    eps: list[Episode] = []
+    n_samples = 0
+    for ep, scores in items:
+        n_samples += 1
+        if run is None and ep.run is not None:
+            run = ep.run
         if ep.success is None:
             continue
-        c = counts.setdefault(ep.task_id, [0, 0])
-        c[0] += 1
-        c[1] += ep.success
-        eps.append(ep)
-        oks.append(ep.success)
-    if run is None:
-        run = next((ep.run for ep in episodes if ep.run is not None), None) or RunProvenance()
+        tally.add(ep.task_id, ep.success, ep.cost, error=ep.error)
+        if keep:
+            eps.append(ep)
+        for key, score in scores.items():
+            m = per.get(key)
+            if m is None:
+                m = per[key] = MetricTally(key[1], keep=keep)
+            m.add(ep.task_id, score)
+    counts = tally.counts
     return RunSummary(
-        run=run,
+        run=run or RunProvenance(),
         k=max((n for n, _ in counts.values()), default=1),
-        counts={t: (n, c) for t, (n, c) in counts.items()},
-        metrics=metrics or {},
-        cost=cost_report(eps, successes=oks).to_dict(),
+        counts=counts,
+        metrics=_named(per, list(counts), keep),
+        cost=tally.cost().to_dict(),
         source=source,
-        episodes=tuple(eps),
-        verdicts=tuple(oks),
+        episodes=tuple(eps) if keep else None,
+        verdicts=tuple(bool(ep.success) for ep in eps) if keep else None,
         unscored=Unscored(len(unscored), n_samples, unscored[0]) if unscored else None,
+        agent_failures=tally.agent_failures,
+        budget_hits=dict(tally.budget_hits),
     )
+
+
+def _named(
+    per: Mapping[tuple[str, str], MetricTally], order: Sequence[str], keep: bool
+) -> dict[str, MetricSummary]:
+    """Each ``(scorer, metric)``'s summary under its name in the report (see
+    :func:`_metric_names`); every trial's Scores when ``keep``, else per-task sums."""
+    names = _metric_names(per)
+    out = {}
+    for key in sorted(per, key=lambda k: names[k]):
+        name = names[key]
+        m = per[key].summary(order)
+        out[name] = MetricSummary(
+            name, m.higher_is_better, m.value, m.scores, metric=key[1] if name != key[1] else None
+        )
+    return out
 
 
 def _metric_names(keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
@@ -264,28 +375,26 @@ def _metric_names(keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]
     return {(sc, m): (m if by_metric[m] == 1 else f"{sc}:{m}") for sc, m in keys}
 
 
-def _from_inspect(p: str, success_scorer: str | None = None) -> RunSummary:
-    try:
+def _from_inspect(
+    p: str,
+    success_scorer: str | None = None,
+    keep: bool = True,
+    prices: Mapping[str, ModelPrice] | None = None,
+) -> RunSummary:
+    why: list[str] = []
+
+    def items() -> Iterator[tuple[Episode, Mapping[tuple[str, str], Score]]]:
         from .bridge import read_inspect_log
 
-        eps: list[Episode] = []
-        why: list[str] = []
-        per: dict[tuple[str, str], dict[str, list[Score]]] = {}
         for rec in read_inspect_log(p, success_from=success_scorer):
-            eps.append(rec.episode)
             if rec.unscored is not None:
                 why.append(rec.unscored)
-            if rec.episode.success is None:
-                continue
-            for key, score in rec.scores.items():
-                per.setdefault(key, {}).setdefault(rec.episode.task_id, []).append(score)
+            yield rec.episode, rec.scores
+
+    try:
+        return _summarize(items(), why, run=None, source=p, keep=keep, prices=prices)
     except ImportError as e:
         raise RunLoadError(f"{p}: {e}") from None
     except (KeyError, TypeError, ValueError) as e:
         msg = str(e) if p in str(e) else f"{p}: not a readable Inspect log: {e}"
         raise RunLoadError(msg) from None
-    names = _metric_names(per)
-    per_task = {names[key]: v for key, v in per.items()}
-    aggregated_as = {names[key]: key[1] for key in per if names[key] != key[1]}
-    metrics = _metrics(sorted(per_task), per_task, aggregated_as)
-    return _summarize(eps, why, len(eps), run=None, source=p, metrics=metrics)

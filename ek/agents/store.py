@@ -3,6 +3,15 @@
 Layout: the first line is a **header** (``{"ek_store": 1, "run": RunProvenance, "suite":
 {"fingerprint", "tasks"}, "k", "seed", "ek_version", ...}``); every further line is one
 **finished trial** (``{"task_id", "trial", "success", "check", "episode", "scores"}``).
+A suite of more than :data:`TASKS_PER_LINE` tasks writes its task list (``tasks``: task id ->
+slices) on lines of its own right after the header (``{"ek_tasks": {...}}``, that many tasks a
+line; the header records ``task_lines``), so no line grows with the suite; readers put the
+header back together (:func:`header_bytes`). A store of a smaller suite is written as before,
+and a store written before this (its whole task list in the header line) reads as before:
+no reader limits a line's length.
+
+Reading: :func:`read_store` holds every record; :func:`iter_store` streams them, one at a time,
+for a report or a gate whose memory must not grow with the file.
 
 Optional fields (absent in a store written without them; a reader that does not know them reads
 the store as before): ``retries`` (infrastructure retries before the trial's result) and
@@ -69,16 +78,25 @@ from ek.jsonio import dumps, from_json_safe, to_json_safe
 
 __all__ = [
     "STORE_VERSION",
+    "TASKS_PER_LINE",
     "StoreError",
     "StoreLockedError",
     "StoreMismatchError",
     "StoreSnapshot",
+    "StoreStream",
     "TrialStore",
+    "header_bytes",
+    "iter_store",
     "read_store",
 ]
 
 #: Format version of the header line.
 STORE_VERSION = 1
+#: A suite with more tasks than this gets its task list on separate lines after the header,
+#: this many tasks a line, so no line grows with the suite.
+TASKS_PER_LINE = 1000
+_TASK_LINES = "task_lines"  # header key: how many task lines follow it
+_TASKS_KEY = "ek_tasks"  # the key of a task line
 _COMPARED = ("run", "suite", "k")
 # compared when the new header has them (``run_suite`` always records the checker)
 _COMPARED_IF_GIVEN = ("check",)
@@ -127,6 +145,32 @@ def _dumps(obj: Any) -> str:
     return text
 
 
+def header_bytes(header: Mapping[str, Any]) -> bytes:
+    """The header as written: one line, and its task list on lines of its own when long.
+
+    A ``tasks`` mapping (task id -> slices) of more than :data:`TASKS_PER_LINE` tasks leaves the
+    header line (which records how many task lines follow, ``task_lines``) and follows it,
+    :data:`TASKS_PER_LINE` tasks a line (``{"ek_tasks": {...}}``). Readers put it back together,
+    so a header reads back the same either way; a smaller suite's store is written as before.
+
+    Example:
+        >>> header_bytes({"ek_store": 1, "k": 1, "tasks": {"a": []}})
+        b'{"ek_store":1,"k":1,"tasks":{"a":[]}}\\n'
+        >>> big = {"ek_store": 1, "tasks": {f"t{i}": [] for i in range(TASKS_PER_LINE + 1)}}
+        >>> header_bytes(big).count(b"\\n"), header_bytes(big).split(b"\\n")[0]
+        (3, b'{"ek_store":1,"task_lines":2}')
+    """
+    tasks = header.get("tasks")
+    if not isinstance(tasks, Mapping) or len(tasks) <= TASKS_PER_LINE:
+        return (_dumps(header) + "\n").encode("utf-8")
+    head = {k: v for k, v in header.items() if k != "tasks"}
+    items = list(tasks.items())
+    chunks = [items[i : i + TASKS_PER_LINE] for i in range(0, len(items), TASKS_PER_LINE)]
+    head[_TASK_LINES] = len(chunks)
+    lines = [_dumps(head)] + [_dumps({_TASKS_KEY: dict(c)}) for c in chunks]
+    return ("\n".join(lines) + "\n").encode("utf-8")
+
+
 def _write_all(fh: IO[bytes], data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -143,8 +187,15 @@ def _path(path: Any) -> str:
     return os.fspath(path)
 
 
-def _loads(line: str) -> Any:
-    return from_json_safe(json.loads(line))
+def _loads(line: str | bytes) -> Any:
+    obj = json.loads(line)
+    if isinstance(line, str):
+        line = line.encode("utf-8", "surrogatepass")
+    # the spellings ek.jsonio writes (non-finite floats, tagged strings); a line without any
+    # (the common case: _dumps writes every other line with plain json) needs no decoding walk
+    if b'"NaN"' in line or b'Infinity"' in line or b'"$float"' in line or b'"$str"' in line:
+        return from_json_safe(obj)
+    return obj
 
 
 @dataclass(frozen=True)
@@ -191,72 +242,238 @@ def _check_record(rec: Mapping[str, Any], k: Any, where: str) -> tuple[str, int]
     return t, i
 
 
+class _Scan:
+    """Reads a store line by line: the header, its task lines, then each trial record.
+
+    The one reader behind :func:`read_store`, :func:`iter_store` and :meth:`TrialStore.open`.
+    Remembers, per task, which trials it has seen and their verdicts (one byte a trial when the
+    header's ``k`` is an int: memory grows with tasks x k bytes, not with the records' size).
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.header: dict[str, Any] | None = None
+        self._task_lines = 0  # task lines the header announced and not yet read
+        self._k: int | None = None
+        self._seen: dict[str, Any] = {}
+
+    @property
+    def complete(self) -> bool:
+        """True once the header and all the task lines it announced were read."""
+        return self.header is not None and self._task_lines == 0
+
+    def feed(self, raw: bytes, no: int) -> dict[str, Any] | None:
+        """The trial record on line ``no`` (first of its (task, trial)), else ``None``."""
+        if not raw.strip():
+            return None
+        try:
+            obj = _loads(raw)
+        except (UnicodeDecodeError, ValueError) as e:
+            raise StoreError(
+                f"{self.path}:{no}: corrupt line (not JSON: {e}); refusing to guess"
+            ) from None
+        if not isinstance(obj, dict):
+            raise StoreError(f"{self.path}:{no}: expected a JSON object, got {type(obj).__name__}")
+        header = self.header
+        if header is None:
+            self._start(obj, no)
+            return None
+        if self._task_lines:
+            self._tasks(header, obj, no)
+            return None
+        return self._record(header, obj, no)
+
+    def _start(self, obj: dict[str, Any], no: int) -> None:
+        if "ek_store" not in obj:
+            raise StoreError(f"{self.path}:{no}: not an ek-agents trial store (no header line)")
+        if obj["ek_store"] != STORE_VERSION:
+            raise StoreError(
+                f"{self.path}: store format {obj['ek_store']!r} is not supported "
+                f"(this ek reads {STORE_VERSION})"
+            )
+        lines = obj.pop(_TASK_LINES, 0)
+        if not isinstance(lines, int) or isinstance(lines, bool) or lines < 0:
+            raise StoreError(
+                f"{self.path}:{no}: {_TASK_LINES!r} must be an int >= 0, got {lines!r:.100}"
+            )
+        if lines:
+            obj["tasks"] = {}
+        self.header, self._task_lines = obj, lines
+        k = obj.get("k")
+        self._k = k if isinstance(k, int) and not isinstance(k, bool) and 0 < k <= 1 << 20 else None
+
+    def _tasks(self, header: dict[str, Any], obj: dict[str, Any], no: int) -> None:
+        chunk = obj.get(_TASKS_KEY)
+        if not isinstance(chunk, dict) or len(obj) != 1:
+            raise StoreError(
+                f"{self.path}:{no}: expected a task line {{{_TASKS_KEY!r}: {{task_id: slices}}}} "
+                f"({self._task_lines} more announced by the header), got {_short(obj)}"
+            )
+        header["tasks"].update(chunk)
+        self._task_lines -= 1
+
+    def _record(
+        self, header: dict[str, Any], obj: dict[str, Any], no: int
+    ) -> dict[str, Any] | None:
+        t, i = _check_record(obj, header.get("k"), f"{self.path}:{no}")
+        ok = obj["success"]
+        if self._k is not None:
+            seen = self._seen.get(t)
+            if seen is None:
+                seen = self._seen[t] = bytearray(self._k)
+            before = seen[i]
+            if not before:
+                seen[i] = 2 if ok else 1
+                return obj
+            before_ok = before == 2
+        else:
+            key = f"{i}"
+            per = self._seen.setdefault(t, {})
+            if key not in per:
+                per[key] = ok
+                return obj
+            before_ok = per[key]
+        if before_ok != ok:  # cannot happen through TrialStore (it holds an exclusive lock)
+            raise StoreError(
+                f"{self.path}:{no}: task {t!r:.200} trial {i} is recorded twice with "
+                "different verdicts; refusing to choose one"
+            )
+        return None  # an identical verdict twice: keep the first record
+
+
+def _short(obj: Any) -> str:
+    text = repr(obj)
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def _torn(tail: bytes) -> bool:
+    """True when ``tail`` (a last line without its newline) is not a complete JSON object."""
+    try:
+        return not isinstance(_loads(tail), dict)
+    except (UnicodeDecodeError, ValueError):
+        return True
+
+
 def _parse(path: str, data: bytes) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int, bool]:
     """Header, records (first of each (task, trial) kept), the byte length of the valid prefix,
-    and whether a torn tail was found."""
+    and whether a torn tail was found. A header whose task lines are not all there yet (a crash
+    while the header was written) is no header."""
     end = len(data)
     torn = False
     if data and not data.endswith(b"\n"):
         cut = data.rfind(b"\n") + 1
-        tail = data[cut:]
-        try:
-            rec = _loads(tail.decode("utf-8"))
-            complete = isinstance(rec, dict)
-        except (UnicodeDecodeError, ValueError):
-            complete = False
-        if not complete:
+        if _torn(data[cut:]):
             end, torn = cut, True
-    lines = data[:end].split(b"\n")
-    header: dict[str, Any] | None = None
-    records: list[dict[str, Any]] = []
-    seen: dict[tuple[str, int], bool] = {}
-    for no, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
+    scan = _Scan(path)
+    records = []
+    for no, raw in enumerate(data[:end].split(b"\n"), 1):
+        rec = scan.feed(raw, no)
+        if rec is not None:
+            records.append(rec)
+    return (scan.header if scan.complete else None), records, end, torn
+
+
+class StoreStream:
+    """A store read once, as a stream: :attr:`header` at once, the records as they are read.
+
+    Memory holds one record at a time (plus a byte per seen trial to refuse a trial recorded
+    twice with different verdicts), whatever the file's size. Iterate once; the file is closed
+    when the iteration ends (or on :meth:`close`, or leaving a ``with`` block).
+    :attr:`torn_tail` is known once the iteration has ended.
+
+    Example:
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+        >>> h = {"run": {"agent": "bot"}, "suite": {"fingerprint": "f"}, "k": 1}
+        >>> with TrialStore.open(p, h) as st:
+        ...     st.append({"task_id": "a", "trial": 0, "success": True})
+        >>> with iter_store(p) as s:
+        ...     s.header["k"], [r["task_id"] for r in s]
+        (1, ['a'])
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.torn_tail = False
+        self._fh: IO[bytes] | None = open(path, "rb")  # noqa: SIM115 (closed by close())
+        self._scan = _Scan(path)
+        self._no = 0
         try:
-            obj = _loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as e:
-            raise StoreError(
-                f"{path}:{no}: corrupt line (not JSON: {e}); refusing to guess"
-            ) from None
-        if not isinstance(obj, dict):
-            raise StoreError(f"{path}:{no}: expected a JSON object, got {type(obj).__name__}")
-        if header is None:
-            if "ek_store" not in obj:
-                raise StoreError(f"{path}:{no}: not an ek-agents trial store (no header line)")
-            if obj["ek_store"] != STORE_VERSION:
-                raise StoreError(
-                    f"{path}: store format {obj['ek_store']!r} is not supported "
-                    f"(this ek reads {STORE_VERSION})"
-                )
-            header = obj
-            continue
-        key = _check_record(obj, header.get("k"), f"{path}:{no}")
-        if key in seen:  # cannot happen through TrialStore (it holds an exclusive lock)
-            if seen[key] != obj["success"]:
-                raise StoreError(
-                    f"{path}:{no}: task {key[0]!r:.200} trial {key[1]} is recorded twice with "
-                    "different verdicts; refusing to choose one"
-                )
-            continue  # an identical verdict twice: keep the first record
-        seen[key] = obj["success"]
-        records.append(obj)
-    return header, records, end, torn
+            self._read_header()
+        except BaseException:
+            self.close()
+            raise
+
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
+        fh = self._fh
+        if fh is None:
+            return
+        for raw in fh:  # no line limit: a header or a record is as long as it is
+            self._no += 1
+            if not raw.endswith(b"\n") and _torn(raw):  # only the last line lacks its newline
+                self.torn_tail = True
+                return
+            yield self._no, raw
+
+    def _read_header(self) -> None:
+        self._it = self._lines()
+        for no, raw in self._it:
+            self._scan.feed(raw, no)  # the header and its task lines: no record yet
+            if self._scan.complete:
+                break
+        if self._scan.header is None or not self._scan.complete:
+            what = "no header line" if self._scan.header is None else "its header is incomplete"
+            raise StoreError(f"{self.path}: empty trial store ({what})")
+        self.header: dict[str, Any] = self._scan.header
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        try:
+            for no, raw in self._it:
+                rec = self._scan.feed(raw, no)
+                if rec is not None:
+                    yield rec
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> StoreStream:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def iter_store(path: str | os.PathLike[str]) -> StoreStream:
+    """Open a store to read it once, as a stream (see :class:`StoreStream`); never modifies it.
+
+    Raises:
+        StoreError: the file has no (complete) header; while iterating, a corrupt line before
+            the last one.
+    """
+    return StoreStream(_path(path))
 
 
 def read_store(path: str | os.PathLike[str]) -> StoreSnapshot:
     """Read a store without modifying it (a torn last line is ignored, not repaired).
 
+    Holds every record in memory; :func:`iter_store` reads one at a time.
+
     Raises:
         StoreError: the file has no header or a corrupt line before the last one.
     """
-    p = _path(path)
-    with open(p, "rb") as fh:
-        data = fh.read()
-    header, records, _, torn = _parse(p, data)
-    if header is None:
-        raise StoreError(f"{p}: empty trial store (no header line)")
-    return StoreSnapshot(p, header, tuple(records), torn)
+    with iter_store(path) as s:
+        records = tuple(s)
+        return StoreSnapshot(s.path, s.header, records, s.torn_tail)
 
 
 def _by_name_diffs(old: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
@@ -389,7 +606,7 @@ class TrialStore:
         if old is None:
             # new, empty, or only a torn header: start afresh
             os.ftruncate(fh.fileno(), 0)
-            _write_all(fh, (_dumps(want) + "\n").encode("utf-8"))
+            _write_all(fh, header_bytes(want))
             os.fsync(fh.fileno())
             return cls(
                 p,

@@ -124,6 +124,12 @@ class MetricSummary:
     __hash__ = None  # type: ignore[assignment]
 
     @property
+    def n_scores(self) -> int:
+        """The trials' Scores this summary stands for (a task's Scores merged into one, see
+        :mod:`ek.agents.tally`, count for the trials they merged)."""
+        return sum(int(s.detail.get("merged_trials", 1)) for ss in self.scores.values() for s in ss)
+
+    @property
     def aggregated_as(self) -> str:
         """The registered metric name whose aggregate applies (``metric``, else ``name``)."""
         return self.metric or self.name
@@ -250,6 +256,15 @@ class RunSummary:
             not in ``counts``.
         faults: ``fault kind -> task_id -> (n, c)``: the same tasks run under each injected
             fault (see :mod:`ek.agents.faults`), or ``None``; ``counts`` are the clean runs.
+        slice_cost: ``slice name -> cost report dict`` of its tasks' trials, when read from
+            trials (:func:`ek.agents.runs.load_run`); not saved in a baseline.
+        agent_failures: Trials whose agent raised or was stopped (an ``error``), when read
+            from trials; not saved in a baseline.
+        budget_hits: ``limit -> trials a budget stopped``, when read from trials; not saved.
+
+    Metric scores may be per trial or, read by :func:`ek.agents.runs.load_run` without its
+    episodes, one merged Score per task holding the sums the metric's aggregate divides
+    (:mod:`ek.agents.tally`); aggregates and the gate read both alike.
     """
 
     run: RunProvenance
@@ -265,6 +280,11 @@ class RunSummary:
     pricing: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     infra: Mapping[str, tuple[int, int]] | None = None
     faults: Mapping[str, Mapping[str, tuple[int, int]]] | None = None
+    slice_cost: Mapping[str, Mapping[str, Any]] | None = field(
+        default=None, compare=False, repr=False
+    )
+    agent_failures: int | None = field(default=None, compare=False, repr=False)
+    budget_hits: Mapping[str, int] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, RunProvenance):

@@ -35,6 +35,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ek.agents.cost import ModelPrice
 from ek.agents.episode import Episode
 from ek.agents.metrics import resolve_checker, task_success
 from ek.agents.runs import RunLoadError, summary_from_episodes
@@ -95,6 +96,7 @@ def summary_from_traces(
     scope: str = "top",
     check: Any = None,
     gold: Mapping[str, Any] | None = None,
+    prices: Mapping[str, ModelPrice] | None = None,
 ) -> RunSummary:
     """Read a trace file into a :class:`~ek.agents.summary.RunSummary` (counts, cost, episodes).
 
@@ -106,6 +108,7 @@ def summary_from_traces(
         check: A checker deciding success instead (``(episode, gold) -> bool`` or a registered
             name); it wins over ``success_attribute``.
         gold: ``{task_id: gold}`` for the checker (a task without an entry gets ``None``).
+        prices: A ``{model: ModelPrice}`` catalogue to price the runs' costs with.
 
     Raises:
         RunLoadError: a malformed file (file and line named), no agent traces in it (the message
@@ -138,7 +141,7 @@ def summary_from_traces(
             "attribute that holds one (--success-attribute / success_attribute=) or pass a "
             "checker (check=)"
         )
-    return summary_from_episodes(episodes, source=p)
+    return summary_from_episodes(episodes, source=p, prices=prices)
 
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:

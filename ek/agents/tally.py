@@ -1,0 +1,331 @@
+"""Streaming aggregation: what a report and a gate keep of a run, read one trial at a time.
+
+A report or a gate needs, per task, the counts ``(n, c)``; per metric and task, the sums its
+``aggregate()`` divides (a ratio of sums: ``tp``/``fp``/``fn`` for tool calls, ``cost`` and
+``worst_case`` for a trajectory, ``dollars`` and ``successes`` for Cost-of-Pass, ...); and the
+cost totals by token kind, role and model, for the run and each slice. :class:`RunTally` keeps
+exactly that while a store, an Inspect log or a trace file is read once, so memory grows with
+tasks x metrics, not with trials, and time with the file's size.
+
+**Per-task sums.** A metric whose aggregate is a ratio of sums of detail fields declares them
+(:func:`summed_detail`): a ``summed_detail`` attribute on the metric (a mapping ``key ->
+default``, ``None`` for a key every Score must carry), or the table below for ek's built-in
+metrics. A task's Scores then merge into one Score (:func:`merge_scores`) whose detail holds
+the task's sums (and ``merged_trials``, how many Scores it stands for), and the metric's own
+``aggregate`` over the merged Scores is its corpus figure, as over the trials' Scores (the sums
+are only added in another order: equal to the last bits of a float). The gate's bootstrap
+resamples tasks, so it resamples these per-task sums. A metric that declares nothing (a
+registered custom metric, or one not registered) keeps its Scores, as before.
+
+Example:
+    >>> import ek.agents.metrics
+    >>> from ek.base import Score
+    >>> t = MetricTally("task_success")
+    >>> for ok in (1, 0, 1):
+    ...     t.add("a", Score(float(ok), {"successes": ok, "n": 1}))
+    >>> m = t.summary(["a"]); m.value, len(m.scores["a"]), m.n_scores
+    (0.6666666666666666, 1, 3)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ek.base import Score
+from ek.scalar_gate import metric_direction
+
+from .budget import budget_hits
+from .cost import CostReport, CostTally, ModelPrice
+from .episode import Cost, Episode
+from .summary import MetricSummary, metric_aggregator
+
+__all__ = [
+    "MERGED_TRIALS",
+    "MetricTally",
+    "RunTally",
+    "merge_scores",
+    "score_from_record",
+    "summed_detail",
+]
+
+#: The detail key of a merged Score: how many trials' Scores it stands for.
+MERGED_TRIALS = "merged_trials"
+
+_REQUIRED = None  # a summed key every Score must carry (its aggregate refuses a Score without)
+
+# ek's built-in metrics (by class): the detail fields their aggregate sums, and the default it
+# reads for a Score without the field (None: required)
+_BUILTIN: dict[str, dict[str, float | None]] = {
+    "ek.agents.metrics.TaskSuccessMetric": {"successes": _REQUIRED, "n": 1.0},
+    "ek.agents.metrics.CostPerSuccessMetric": {"dollars": _REQUIRED, "successes": _REQUIRED},
+    "ek.agents.toolcalls.ToolCallMetric": {"tp": _REQUIRED, "fp": _REQUIRED, "fn": _REQUIRED},
+    "ek.agents.trajectory.TrajectoryMetric": {"cost": _REQUIRED, "worst_case": _REQUIRED},
+    "ek.agents.judge.JudgeMetric": {"n_scored": 0.0, "score_sum": 0.0},
+}
+
+
+def summed_detail(name: str) -> Mapping[str, float | None] | None:
+    """The detail fields the aggregate of the metric registered as ``name`` sums, or ``None``.
+
+    ``None`` when the metric is not registered, cannot be built without arguments, or declares
+    nothing (its Scores are kept whole then). Each field maps to the value its aggregate reads
+    for a Score without it, or ``None`` when every Score must carry it.
+
+    Example:
+        >>> import ek.agents.toolcalls
+        >>> dict(summed_detail("tool_calls"))
+        {'tp': None, 'fp': None, 'fn': None}
+        >>> summed_detail("no-such-metric") is None
+        True
+    """
+    from ek.registry import UnknownNameError, resolve
+
+    try:
+        obj = resolve("metrics", name)
+        if isinstance(obj, type):
+            obj = obj()
+    except (UnknownNameError, TypeError, ValueError):
+        return None
+    declared = getattr(obj, "summed_detail", None)
+    if isinstance(declared, Mapping):
+        return dict(declared)
+    cls = type(obj)
+    return _BUILTIN.get(f"{cls.__module__}.{cls.__qualname__}")
+
+
+def score_from_record(d: Any, where: str = "score") -> Score:
+    """A Score from a store's score record ``{"value": ..., "detail": {...}}`` (a null value
+    is NaN).
+
+    Example:
+        >>> score_from_record({"value": None, "detail": {"tp": 1}}).detail["tp"]
+        1
+    """
+    if not isinstance(d, Mapping):
+        raise ValueError(
+            f"{where}: expected a score {{'value': ..., 'detail': {{...}}}}, got {d!r:.100}"
+        )
+    v = d.get("value")
+    return Score(math.nan if v is None else float(v), d.get("detail") or {})
+
+
+def _num(v: Any, key: str, where: str) -> float:
+    if v is None:
+        return math.nan  # unknown (Cost-of-Pass dollars): the sum is unknown
+    if isinstance(v, (int, float)):
+        return float(v)
+    raise ValueError(f"{where}: detail {key!r} must be a number, got {v!r:.100}")
+
+
+class _Sums:
+    """One task's running sums for one additive metric."""
+
+    __slots__ = ("hib", "n", "sums")
+
+    def __init__(self, n_keys: int) -> None:
+        self.n = 0
+        self.sums = [0.0] * n_keys
+        self.hib: Any = None
+
+
+def merge_scores(
+    scores: Iterable[Score], fields: Mapping[str, float | None], where: str = "scores"
+) -> Score:
+    """One Score for many (a task's trials) whose detail holds the sums of ``fields``.
+
+    Its value is NaN (the aggregate reads the sums, not the values); ``merged_trials`` counts
+    the Scores merged (a merged Score counts for the trials it stands for); an unknown part
+    (``None``) makes its sum unknown (NaN).
+
+    Example:
+        >>> s = merge_scores([Score(0.5, {"tp": 1, "fp": 1, "fn": 0}),
+        ...                   Score(1.0, {"tp": 2, "fp": 0, "fn": 0})], {"tp": None, "fp": None, "fn": None})
+        >>> s.detail["tp"], s.detail["fp"], s.detail["merged_trials"]
+        (3.0, 1.0, 2)
+    """
+    acc = _Sums(len(fields))
+    keys = tuple(fields)
+    for s in scores:
+        _add(acc, s.detail, keys, fields, where)
+    return _merged(acc, keys)
+
+
+def _add(
+    acc: _Sums,
+    detail: Mapping[str, Any],
+    keys: Sequence[str],
+    fields: Mapping[str, float | None],
+    where: str,
+) -> None:
+    sums = acc.sums
+    for i, key in enumerate(keys):
+        if key in detail:
+            sums[i] += _num(detail[key], key, where)
+        elif fields[key] is None:
+            raise ValueError(f"{where}: a score without the detail {key!r} its aggregate sums")
+        else:
+            sums[i] += fields[key]  # type: ignore[operator]
+    acc.n += int(detail.get(MERGED_TRIALS, 1))
+    if acc.hib is None and "higher_is_better" in detail:
+        acc.hib = detail["higher_is_better"]
+
+
+def _merged(acc: _Sums, keys: Sequence[str]) -> Score:
+    detail: dict[str, Any] = {k: (None if math.isnan(v) else v) for k, v in zip(keys, acc.sums)}
+    detail[MERGED_TRIALS] = acc.n
+    if acc.hib is not None:
+        detail["higher_is_better"] = acc.hib
+    return Score(math.nan, detail)
+
+
+class MetricTally:
+    """One metric's Scores over a run, kept as per-task sums (or whole, see the module doc).
+
+    Args:
+        name: The metric's name in the run.
+        aggregated_as: The registered metric whose aggregate applies, when not ``name``.
+        keep: Keep every Score whole (no per-task sums).
+    """
+
+    def __init__(self, name: str, aggregated_as: str | None = None, *, keep: bool = False) -> None:
+        self.name = name
+        self.metric = aggregated_as
+        self.fields = None if keep else summed_detail(aggregated_as or name)
+        self._keys = tuple(self.fields or ())
+        self._sums: dict[str, _Sums] = {}
+        self._kept: dict[str, list[Score]] = {}
+        self._first: Mapping[str, Any] | None = None
+
+    @property
+    def summed(self) -> bool:
+        """True when the metric is kept as per-task sums."""
+        return self.fields is not None
+
+    def add(self, task_id: str, score: Score | Mapping[str, Any]) -> None:
+        """One trial's Score (or a merged one) of task ``task_id``; a store's score record
+        (``{"value", "detail"}``) is read as its Score (only its detail, when summed)."""
+        if self.fields is None:
+            s = score if isinstance(score, Score) else score_from_record(score, self.name)
+            if self._first is None:
+                self._first = s.detail
+            self._kept.setdefault(task_id, []).append(s)
+            return
+        if isinstance(score, Score):
+            detail: Mapping[str, Any] = score.detail
+        elif isinstance(score, Mapping):
+            detail = score.get("detail") or {}
+        else:
+            detail = score_from_record(score, self.name).detail  # raises: not a score
+        if self._first is None:
+            self._first = detail
+        acc = self._sums.get(task_id)
+        if acc is None:
+            acc = self._sums[task_id] = _Sums(len(self._keys))
+        _add(acc, detail, self._keys, self.fields, f"metric {self.name!r} task {task_id!r}")
+
+    def summary(self, order: Iterable[str] = ()) -> MetricSummary:
+        """The :class:`~ek.agents.summary.MetricSummary`: tasks in ``order`` first, then the
+        others in the order they were first seen; the value is the metric's own aggregate."""
+        held: Mapping[str, Any] = self._kept if self.fields is None else self._sums
+        first = {t: None for t in order if t in held}
+        ids = [*first, *(t for t in held if t not in first)]
+        if self.fields is None:
+            scores = {t: tuple(self._kept[t]) for t in ids}
+        else:
+            scores = {t: (_merged(self._sums[t], self._keys),) for t in ids}
+        agg, _ = metric_aggregator(self.metric or self.name)
+        hib = metric_direction(self.metric or self.name, self._first)
+        flat = [s for ss in scores.values() for s in ss]
+        return MetricSummary(self.name, hib, agg(flat), scores, metric=self.metric)
+
+
+class RunTally:
+    """A run read one trial at a time: counts, metric sums, costs (the run's and each slice's),
+    agent failures and budget stops; nothing that grows with the trials per task.
+
+    Args:
+        tasks: ``task_id -> slice names`` (a store's header), or ``None``; these tasks come
+            first in :attr:`counts`, in this order, and a slice's costs are tallied apart.
+        price: One price for every cost (as :func:`~ek.agents.cost.cost_report`).
+        prices: A ``{model: ModelPrice}`` catalogue.
+
+    Example:
+        >>> from ek.agents.base import Cost
+        >>> t = RunTally(tasks={"a": ["easy"], "b": []})
+        >>> t.add("a", True, (Cost(input_tokens=5, model="m"),))
+        >>> t.add("a", False, (), error="budget: steps")
+        >>> dict(t.counts), t.agent_failures, t.budget_hits, t.slice_costs()["easy"]["n_episodes"]
+        ({'a': (2, 1), 'b': (0, 0)}, 1, {'steps': 1}, 2)
+    """
+
+    def __init__(
+        self,
+        *,
+        tasks: Mapping[str, Sequence[str]] | None = None,
+        price: ModelPrice | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
+    ) -> None:
+        self._price, self._prices = price, prices
+        self._counts: dict[str, list[int]] = {t: [0, 0] for t in tasks or {}}
+        self._order = list(self._counts)
+        self._slices_of: dict[str, tuple[str, ...]] = {
+            t: tuple(str(s) for s in names) for t, names in (tasks or {}).items() if names
+        }
+        self._cost = CostTally(price=price, prices=prices)
+        self._slice_cost: dict[str, CostTally] = {}
+        self.metrics: dict[str, MetricTally] = {}
+        self.agent_failures = 0
+        self.budget_hits: dict[str, int] = {}
+
+    def add(
+        self,
+        task_id: str,
+        success: bool,
+        costs: Sequence[Cost],
+        *,
+        error: str | None = None,
+        scores: Mapping[str, Score | Mapping[str, Any]] | None = None,
+        aggregated_as: Mapping[str, str] | None = None,
+    ) -> None:
+        """One trial: its verdict, its costs, its error (if any) and its metrics' Scores."""
+        c = self._counts.get(task_id)
+        if c is None:
+            c = self._counts[task_id] = [0, 0]
+        c[0] += 1
+        c[1] += bool(success)
+        priced = self._cost.price(costs)  # once, for the run's tally and its slices'
+        self._cost.add(costs, success, priced)
+        for sname in self._slices_of.get(task_id, ()):
+            tally = self._slice_cost.get(sname)
+            if tally is None:
+                tally = self._slice_cost[sname] = CostTally(price=self._price, prices=self._prices)
+            tally.add(costs, success, priced)
+        if error is not None:
+            self.agent_failures += 1
+            for limit, n in budget_hits([Episode(task_id, error=error)]).items():
+                self.budget_hits[limit] = self.budget_hits.get(limit, 0) + n
+        for name, score in (scores or {}).items():
+            m = self.metrics.get(name)
+            if m is None:
+                m = self.metrics[name] = MetricTally(name, (aggregated_as or {}).get(name))
+            m.add(task_id, score)
+
+    @property
+    def counts(self) -> dict[str, tuple[int, int]]:
+        """``task_id -> (n, c)``: the given tasks first (in order), then the others as seen."""
+        return {t: (n, c) for t, (n, c) in self._counts.items()}
+
+    def metric_summaries(self) -> dict[str, MetricSummary]:
+        """Each metric's summary, by name (sorted), tasks in :attr:`counts` order."""
+        order = list(self._counts)
+        return {n: self.metrics[n].summary(order) for n in sorted(self.metrics)}
+
+    def cost(self) -> CostReport:
+        """The run's cost report (every trial added)."""
+        return self._cost.report()
+
+    def slice_costs(self) -> dict[str, dict[str, Any]]:
+        """``slice name -> cost report dict`` of the trials of its tasks."""
+        return {s: t.report().to_dict() for s, t in self._slice_cost.items()}

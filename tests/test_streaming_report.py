@@ -1,0 +1,339 @@
+"""Issue 22: ``report`` and ``gate`` read a run once, as a stream, keeping per-task summaries.
+
+Every figure must equal what the non-streaming path gives: the reference is ``load_run(path)``
+(episodes, verdicts and every trial's Scores, aggregated over the flat list of Scores as
+before) and, for the gate, the task bootstrap as it was written before (re-implemented below,
+verbatim: it re-aggregates every drawn task's per-trial Scores). Equality is to 1e-12,
+absolute: per-task sums add the same numbers in another order.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import random
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ek.agents import cli
+from ek.agents.base import Episode, RunProvenance, TaskSpec
+from ek.agents.cost import cost_report, pricing_from_dict
+from ek.agents.demo.run import run_demo
+from ek.agents.gate import agent_regression_gate
+from ek.agents.runs import load_run
+from ek.agents.suite import run_suite
+from ek.agents.summary import RunSummary, metric_aggregator
+from ek.agents.tally import MetricTally, merge_scores
+from ek.base import Score
+from ek.registry import register
+
+TOL = 1e-12
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The demo's two trial stores (30 tasks x k=3, the demo's three metrics, its slices) and the
+    baseline it froze (a baseline file as ``save_agent_baseline`` writes it)."""
+    folder = tmp_path_factory.mktemp("demo")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_demo(folder, k=3, inspect=False, plots=False, stream=io.StringIO(), progress=False)
+    return {
+        "baseline": folder / "baseline.trials.jsonl",
+        "candidate": folder / "candidate.trials.jsonl",
+        "frozen": folder / "baseline.json",
+    }
+
+
+def _close(a: Any, b: Any, where: str = "") -> None:
+    """Equal JSON-like figures, floats to 1e-12 (NaN equals NaN, inf equals inf)."""
+    numbers = isinstance(a, (int, float)) and isinstance(b, (int, float))
+    if numbers and (isinstance(a, float) or isinstance(b, float)):
+        if math.isnan(a) or math.isnan(b):
+            assert math.isnan(a) and math.isnan(b), where
+        elif math.isinf(a) or math.isinf(b):
+            assert a == b, where
+        else:
+            assert abs(a - b) <= TOL, f"{where}: {a!r} != {b!r}"
+        return
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        assert set(a) == set(b), f"{where}: keys {sorted(a)} != {sorted(b)}"
+        for k in a:
+            _close(a[k], b[k], f"{where}.{k}")
+        return
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, f"{where}[{i}]")
+        return
+    assert a == b, f"{where}: {a!r} != {b!r}"
+
+
+@pytest.mark.parametrize("agent", ["baseline", "candidate"])
+def test_streamed_summary_equals_the_full_one(demo: dict[str, Path], agent: str) -> None:
+    full = load_run(demo[agent])  # every episode and every trial's Score
+    lean = load_run(demo[agent], episodes=False)  # per-task summaries only
+    assert full.episodes is not None and lean.episodes is None and lean.verdicts is None
+    assert dict(lean.counts) == dict(full.counts) and list(lean.counts) == list(full.counts)
+    assert lean.slices == full.slices and lean.k == full.k and lean.infra == full.infra
+    assert (
+        set(lean.metrics) == set(full.metrics) == {"cost_per_success", "tool_calls", "trajectory"}
+    )
+    for name, m in full.metrics.items():
+        agg, exact = metric_aggregator(name)
+        flat = [s for ss in m.scores.values() for s in ss]
+        assert exact and m.value == agg(flat)  # the full path: aggregate over every trial
+        s = lean.metrics[name]
+        _close(s.value, m.value, name)
+        assert s.higher_is_better == m.higher_is_better
+        # one merged Score per task, standing for the task's trials
+        assert list(s.scores) == list(m.scores)
+        assert all(len(ss) == 1 for ss in s.scores.values())
+        assert s.n_scores == m.n_scores == full.n_trials == 90  # 30 tasks x k=3
+    price, prices = pricing_from_dict(full.pricing)
+    assert full.episodes is not None and full.verdicts is not None
+    ref = cost_report(full.episodes, price=price, prices=prices, successes=full.verdicts)
+    _close(lean.cost, ref.to_dict(), "cost")
+    _close(full.cost, ref.to_dict(), "cost")
+
+
+def _reference_report(path: Path) -> dict[str, Any]:
+    """The report's cost figures as the report computed them before: from the episodes."""
+    s = load_run(path)
+    assert s.episodes is not None and s.verdicts is not None
+    price, prices = pricing_from_dict(s.pricing)
+    eps, oks = list(s.episodes), list(s.verdicts)
+    slices = {}
+    for name, ids in s.slices.items():
+        idx = [i for i, e in enumerate(eps) if e.task_id in set(ids)]
+        slices[name] = cost_report(
+            [eps[i] for i in idx], price=price, prices=prices, successes=[oks[i] for i in idx]
+        ).to_dict()
+    return {
+        "cost": cost_report(eps, price=price, prices=prices, successes=oks).to_dict(),
+        "slices": slices,
+        "failures": sum(1 for e in eps if e.error is not None),
+        "metrics": {n: m.value for n, m in s.metrics.items()},
+    }
+
+
+@pytest.mark.parametrize("agent", ["baseline", "candidate"])
+def test_report_figures_equal_the_episode_path(
+    demo: dict[str, Path], agent: str, capsys: Any
+) -> None:
+    assert cli.main(["report", str(demo[agent]), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    ref = _reference_report(demo[agent])
+    _close(got["cost"], json.loads(json.dumps(ref["cost"])), "cost")
+    assert set(got["slices"]) == set(ref["slices"]) and got["slices"]
+    for name, sd in got["slices"].items():
+        _close(sd["cost"], json.loads(json.dumps(ref["slices"][name])), f"slice {name}")
+    assert got["agent_failures"] == ref["failures"]
+    for name, value in ref["metrics"].items():
+        _close(got["metrics"][name]["value"], value, name)
+        assert got["metrics"][name]["n"] == got["n_trials"]
+
+
+def _old_bootstrap(
+    agg: Callable[[Sequence[Score]], float],
+    cur: Mapping[str, Sequence[Score]],
+    base: Mapping[str, Sequence[Score]],
+    shared: Sequence[str] | None,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> tuple[float, float, float]:
+    """The gate's metric bootstrap as it was before streaming (its point, low, high)."""
+
+    def flat(scores: Mapping[str, Sequence[Score]], ids: Sequence[str]) -> list[Score]:
+        return [s for t in ids for s in scores[t]]
+
+    def pct(xs: Sequence[float], q: float) -> float:
+        pos = q * (len(xs) - 1)
+        lo = math.floor(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        a, b = xs[lo], xs[hi]
+        if a == b or math.isinf(a) or math.isinf(b):
+            return a if pos - lo < 0.5 else b
+        return a + (b - a) * (pos - lo)
+
+    cur_ids = list(shared) if shared is not None else list(cur)
+    base_ids = list(shared) if shared is not None else list(base)
+    point = agg(flat(cur, cur_ids)) - agg(flat(base, base_ids))
+    rng = random.Random(seed)
+    reps = []
+    nc, nb = len(cur_ids), len(base_ids)
+    for _ in range(n_resamples):
+        ic = [rng.randrange(nc) for _ in range(nc)]
+        ib = ic if shared is not None else [rng.randrange(nb) for _ in range(nb)]
+        reps.append(
+            agg(flat(cur, [cur_ids[i] for i in ic])) - agg(flat(base, [base_ids[i] for i in ib]))
+        )
+    good = sorted(r for r in reps if not math.isnan(r))
+    alpha = 1.0 - confidence
+    low, high = pct(good, alpha / 2), pct(good, 1 - alpha / 2)
+    return point, min(low, point), max(high, point)
+
+
+@pytest.mark.parametrize("stratified", [False, True])
+def test_gate_intervals_equal_the_trial_level_bootstrap(
+    demo: dict[str, Path], stratified: bool
+) -> None:
+    """Same seed, same draws: resampling tasks from per-task sums gives the intervals the
+    old bootstrap gave by re-aggregating every drawn task's trials (to 1e-12)."""
+    full_b, full_c = load_run(demo["baseline"]), load_run(demo["candidate"])
+    lean_b = load_run(demo["baseline"], episodes=False)
+    lean_c = load_run(demo["candidate"], episodes=False)
+    kw: dict[str, Any] = {"stratified": stratified, "allow_undefined": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        g_full = agent_regression_gate(full_c, full_b, **kw)
+        g_lean = agent_regression_gate(lean_c, lean_b, **kw)
+    assert [c.name for c in g_full.checks] == [c.name for c in g_lean.checks]
+    metric_checks = [c for c in g_lean.checks if c.kind == "metric"]
+    assert {c.name for c in metric_checks} == set(full_b.metrics)
+    for a, b in zip(g_full.checks, g_lean.checks):
+        assert a.verdict == b.verdict, a.name
+        _close(
+            (a.interval.point, a.interval.low, a.interval.high),
+            (b.interval.point, b.interval.low, b.interval.high),
+            a.name,
+        )
+    assert g_full.passed == g_lean.passed and g_full.warnings == g_lean.warnings
+    shared = None
+    if stratified:
+        shared = sorted(set(full_b.counts) & set(full_c.counts))  # as the gate pairs them
+    for check in metric_checks:
+        agg, _ = metric_aggregator(check.name)
+        mc, mb = full_c.metrics[check.name], full_b.metrics[check.name]
+        want = _old_bootstrap(agg, mc.scores, mb.scores, shared, 0.95, 2000, 0)
+        got = (check.interval.point, check.interval.low, check.interval.high)
+        _close(got, want, check.name)
+
+
+def test_a_baseline_written_before_reads_and_gates_the_same(
+    demo: dict[str, Path], tmp_path: Path
+) -> None:
+    """A baseline file with every trial's Scores (as written before) and one with merged
+    per-task Scores gate a run identically."""
+    full_b = load_run(demo["baseline"])
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(full_b.to_dict()))
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(load_run(demo["baseline"], episodes=False).to_dict()))
+    a, b = load_run(old), load_run(new)
+    assert all(len(ss) == 3 for ss in a.metrics["tool_calls"].scores.values())
+    assert all(len(ss) == 1 for ss in b.metrics["tool_calls"].scores.values())
+    assert b.metrics["tool_calls"].n_scores == a.metrics["tool_calls"].n_scores == 90
+    cur = load_run(demo["candidate"], episodes=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ga = agent_regression_gate(cur, a, allow_undefined=True)
+        gb = agent_regression_gate(cur, b, allow_undefined=True)
+    for x, y in zip(ga.checks, gb.checks):
+        _close(
+            (x.interval.point, x.interval.low, x.interval.high),
+            (y.interval.point, y.interval.low, y.interval.high),
+            x.name,
+        )
+
+
+class MedianOfTrials:
+    """A registered custom metric whose aggregate is no ratio of sums: the median."""
+
+    name = "g1_median_of_trials"
+    higher_is_better = True
+
+    def __call__(self, pred: Any, gold: Any) -> Score:
+        return Score(float(len(str(pred.output))), {"passed": True})
+
+    def aggregate(self, scores: Sequence[Score]) -> float:
+        vals = sorted(s.value for s in scores)
+        if not vals:
+            return math.nan
+        mid = len(vals) // 2
+        return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+
+
+register("metrics", MedianOfTrials.name, MedianOfTrials())
+
+
+def test_a_custom_metric_keeps_its_scores(tmp_path: Path) -> None:
+    """Not a declared ratio of sums: its Scores are kept whole, its aggregate is its own."""
+    store = tmp_path / "s.jsonl"
+
+    def agent(task: TaskSpec, context: Any) -> str:
+        return "x" * (1 + context.rng.randrange(9))
+
+    tasks = [TaskSpec(f"t{i}", gold="x") for i in range(4)]
+    run_suite(
+        agent, tasks, k=5, metrics=[MedianOfTrials(), "task_success"], store=str(store), seed=3
+    )
+    full, lean = load_run(store), load_run(store, episodes=False)
+    m, s = full.metrics[MedianOfTrials.name], lean.metrics[MedianOfTrials.name]
+    assert all(len(ss) == 5 for ss in s.scores.values())  # kept, not merged
+    assert s == m and s.value == MedianOfTrials().aggregate(
+        [x for ss in m.scores.values() for x in ss]
+    )
+    # the merged metrics beside it still merge
+    assert all(len(ss) == 1 for ss in lean.metrics["task_success"].scores.values())
+
+
+def test_metric_tally_is_per_task_whatever_the_trials() -> None:
+    """Memory: a task's 1,000 trials of tool-call Scores become one merged Score."""
+    t = MetricTally("tool_calls")
+    for i in range(1000):
+        # tp alternates 2 and 1: sum 1500; fp 1 every 4th trial: 250; fn 0
+        t.add("a", {"value": 0.0, "detail": {"tp": 2 - i % 2, "fp": int(i % 4 == 0), "fn": 0}})
+    m = t.summary()
+    (merged,) = m.scores["a"]
+    assert merged.detail["tp"] == 1500.0 and merged.detail["fp"] == 250.0
+    assert m.n_scores == 1000
+    assert m.value == 2 * 1500 / (2 * 1500 + 250 + 0)  # micro-F1 = 2tp / (2tp + fp + fn)
+
+
+def test_merge_keeps_an_unknown_cost_unknown() -> None:
+    fields = {"dollars": None, "successes": None}
+    s = merge_scores(
+        [
+            Score(1.0, {"dollars": 1.0, "successes": 1}),
+            Score(1.0, {"dollars": None, "successes": 1}),
+        ],
+        fields,
+    )
+    assert s.detail["dollars"] is None and s.detail["successes"] == 2.0
+    agg, _ = metric_aggregator("cost_per_success")
+    assert math.isnan(agg([s]))  # an unknown part makes the total unknown
+
+
+def test_inspect_style_summary_streams_too() -> None:
+    """Episodes that carry their verdicts (an Inspect log, a trace file) summarise through the
+    same tally: counts, cost and failures as from a store."""
+    from ek.agents.runs import summary_from_episodes
+
+    eps = [
+        Episode("a", success=True),
+        Episode("a", trial=1, success=False, error="budget: steps"),
+        Episode("b"),
+    ]
+    s = summary_from_episodes(eps, run=RunProvenance(agent="x"))
+    assert dict(s.counts) == {"a": (2, 1)} and s.agent_failures == 1
+    assert s.budget_hits == {"steps": 1} and s.unscored is not None and s.unscored.n == 1
+    assert isinstance(s, RunSummary) and s.cost is not None and s.cost["n_episodes"] == 2
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2**40 + 3])
+def test_bulk_index_draws_are_randrange(seed: int) -> None:
+    """The gate draws its task indices in bulk: exactly random.Random(seed).randrange's."""
+    from ek.agents.resample import IndexDraws
+
+    d, r = IndexDraws(seed), random.Random(seed)
+    # 1 (no bits), powers of two and one over (most rejections), a large task count
+    for n in (1, 2, 3, 2048, 2049, 7, 2**31 + 1, 65_537, 100_000, 1):
+        count = 70_000 if n > 1000 else 50  # crosses a 65,536-word refill
+        assert d.below(n, count) == [r.randrange(n) for _ in range(count)], n
