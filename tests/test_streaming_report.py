@@ -14,7 +14,7 @@ import json
 import math
 import random
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from ek.agents.suite import run_suite
 from ek.agents.summary import RunSummary, metric_aggregator
 from ek.agents.tally import MetricTally, merge_scores
 from ek.base import Score
-from ek.registry import register
+from ek.registry import register, unregister
 
 TOL = 1e-12
 
@@ -260,9 +260,18 @@ class MedianOfTrials:
         return vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
 
 
-register("metrics", MedianOfTrials.name, MedianOfTrials())
+@pytest.fixture
+def median_registered() -> Iterator[None]:
+    # registered only for the test that needs it: a metric left in the registry would join
+    # every registry-driven test collected after this module (the fuzz and invariant tests)
+    register("metrics", MedianOfTrials.name, MedianOfTrials())
+    try:
+        yield
+    finally:
+        unregister("metrics", MedianOfTrials.name)
 
 
+@pytest.mark.usefixtures("median_registered")
 def test_a_custom_metric_keeps_its_scores(tmp_path: Path) -> None:
     """Not a declared ratio of sums: its Scores are kept whole, its aggregate is its own."""
     store = tmp_path / "s.jsonl"
@@ -337,3 +346,150 @@ def test_bulk_index_draws_are_randrange(seed: int) -> None:
     for n in (1, 2, 3, 2048, 2049, 7, 2**31 + 1, 65_537, 100_000, 1):
         count = 70_000 if n > 1000 else 50  # crosses a 65,536-word refill
         assert d.below(n, count) == [r.randrange(n) for _ in range(count)], n
+
+
+# ---------------------------------------------------------------- issue 22: time (same figures)
+
+
+def _plain_reliability_intervals(
+    counts: Mapping[str, tuple[int, int]], k: int, n_resamples: int, seed: int, confidence: float
+) -> dict[str, list[tuple[float, float, float]]]:
+    """The bootstrap of ``reliability()`` as it was written before the bulk draws (verbatim:
+    ``rng.choices`` task by task, per-class counts, an ``fsum`` of products per replicate)."""
+    from ek.agents.reliability import pass_at_k, pass_hat_k
+    from ek.stats import mean, percentile_interval
+
+    pairs = list(counts.values())
+    m = len(pairs)
+    rng = random.Random(seed)
+    class_of: dict[tuple[int, int], int] = {}
+    task_class = [class_of.setdefault(p, len(class_of)) for p in pairs]
+    rep_counts = []
+    for _ in range(n_resamples):
+        cnt = [0] * len(class_of)
+        for i in rng.choices(range(m), k=m):
+            cnt[task_class[i]] += 1
+        rep_counts.append(cnt)
+    first = {cid: t for t, cid in reversed(list(enumerate(task_class)))}
+    out: dict[str, list[tuple[float, float, float]]] = {"at": [], "hat": []}
+    for name, fn in (("at", pass_at_k), ("hat", pass_hat_k)):
+        for j in range(1, k + 1):
+            vals = [fn(n, c, j) for n, c in pairs]
+            cvals = [vals[first[cid]] for cid in range(len(class_of))]
+            reps = [math.fsum(c * v for c, v in zip(cnt, cvals)) / m for cnt in rep_counts]
+            iv = percentile_interval(mean(vals), reps, confidence, "m")
+            out[name].append((iv.point, iv.low, iv.high))
+    return out
+
+
+def _counts_case(case: str) -> dict[str, tuple[int, int]]:
+    rng = random.Random(case)
+    if case == "one task":
+        return {"a": (5, 2)}
+    if case == "three tasks":
+        return {"a": (4, 4), "b": (4, 1), "c": (4, 1)}
+    if case == "2000 tasks, 51 classes":  # the bench's shape: k = 50, any number of successes
+        return {f"t{i}": (50, rng.choice([0, 50, rng.randint(0, 50)])) for i in range(2000)}
+    if case == "300 classes":  # over the 254 classes the bulk draws count in a byte
+        return {f"t{i}": (60 + i % 5, (i // 5) % 61) for i in range(610)}  # 305 classes
+    if case == "alternating, 9000 tasks":  # most 16-bit buckets straddle two classes
+        return {f"t{i}": (3, 3 * (i % 2)) for i in range(9000)}
+    return {f"t{i}": (6 + i % 3, rng.randint(0, 6)) for i in range(777)}  # unequal n
+
+
+@pytest.mark.parametrize(
+    ("case", "n_resamples", "seed", "confidence"),
+    [
+        ("one task", 50, 0, 0.95),
+        ("three tasks", 1, 3, 0.95),
+        ("three tasks", 7, 2**40 + 1, 0.5),
+        ("2000 tasks, 51 classes", 2000, 0, 0.95),
+        ("2000 tasks, 51 classes", 301, 11, 0.99),
+        ("300 classes", 40, 5, 0.9),
+        ("alternating, 9000 tasks", 20, 1, 0.95),
+        ("unequal n", 500, 2, 0.8),
+    ],
+)
+def test_reliability_intervals_are_the_plain_bootstraps(
+    case: str, n_resamples: int, seed: int, confidence: float
+) -> None:
+    """reliability() draws its task resamples in bulk and orders the replicates in fixed point
+    before computing the order statistics exactly: every bound must be the same float as the
+    plain bootstrap's (==, not close)."""
+    from ek.agents.reliability import reliability
+
+    counts = _counts_case(case)
+    k = min(n for n, _ in counts.values())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = reliability(counts, k, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    want = _plain_reliability_intervals(counts, k, n_resamples, seed, confidence)
+    got_at = [(iv.point, iv.low, iv.high) for iv in rep.pass_at_k.values()]
+    got_hat = [(iv.point, iv.low, iv.high) for iv in rep.pass_hat_k.values()]
+    assert got_at == want["at"] and got_hat == want["hat"]
+
+
+def test_cost_tally_sums_in_the_order_added() -> None:
+    """CostTally keeps token sums per (role, model) and dollars per group in the order added:
+    the report must equal a plain per-group summation (tokens exact, dollars the same floats)."""
+    from ek.agents.base import Cost
+    from ek.agents.cost import CostTally, per_million
+
+    prices = {"m1": per_million(1.0, 4.0, cache_read=0.1), "m2": per_million(0.3, 0.7)}
+    rng = random.Random(22)
+    episodes = []
+    for i in range(300):
+        costs = []
+        for _ in range(rng.randint(0, 3)):
+            model = rng.choice(["m1", "m2", "m3", None])  # m3 and None: no rate
+            role = rng.choice(["agent", "agent", "judge", "simulator"])
+            costs.append(
+                Cost(input_tokens=rng.randint(0, 5000), output_tokens=rng.randint(0, 900),
+                     cache_read_tokens=rng.randint(0, 300), model=model, role=role)
+            )  # fmt: skip
+        episodes.append((tuple(costs), i % 3 == 0))
+    tally = CostTally(prices=prices)
+    for costs, ok in episodes:
+        tally.add(costs, ok)
+    got = tally.report()
+    # the reference: every group summed cost by cost, in order
+    groups: dict[str, dict[str, Any]] = {}
+    for costs, _ in episodes:
+        priced = tally.price(costs)
+        for c, pc in zip(costs, priced):
+            for g in ("total", f"role:{c.role}", f"model:{c.model or '<unknown>'}"):
+                acc = groups.setdefault(g, {"n": 0, "dollars": 0.0, "in": 0, "out": 0})
+                acc["n"] += 1
+                acc["in"] += c.input_tokens
+                acc["out"] += c.output_tokens
+                acc["dollars"] = (
+                    None if acc["dollars"] is None or pc.dollars is None
+                    else acc["dollars"] + pc.dollars
+                )  # fmt: skip
+    shown = {"total": got.total}
+    shown.update({f"role:{r}": u for r, u in got.by_role.items()})
+    shown.update({f"model:{m}": u for m, u in got.by_model.items()})
+    assert set(shown) == set(groups)
+    for g, u in shown.items():
+        want = groups[g]
+        assert (u.n_costs, u.dollars) == (want["n"], want["dollars"]), g
+        assert (u.tokens["input_tokens"], u.tokens["output_tokens"]) == (want["in"], want["out"])
+    assert got.n_episodes == 300 and got.successes == 100
+
+
+def test_load_run_refuses_a_huge_path_and_deep_json_with_a_value_error(tmp_path: Path) -> None:
+    """Regression (fuzz contract): a 10 MB path was a FileNotFoundError carrying all of it, and
+    a file of 100,000 '[' a RecursionError; both are now the project's ValueError, short."""
+    from ek.agents.runs import RunLoadError
+
+    with pytest.raises(RunLoadError) as e:
+        load_run("x" * 10**7)
+    assert len(str(e.value)) < 300
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    with pytest.raises(RunLoadError, match="RecursionError"):
+        load_run(deep)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        load_run(tmp_path / "missing.jsonl")
+    with pytest.raises(RunLoadError, match="expected a regular file, got a directory"):
+        load_run(tmp_path)
