@@ -643,17 +643,7 @@ ENTRIES: list[Entry] = [*CORE, *STATS, *AGENTS, *BRIDGES, *_registry_entries()]
 
 # Bugs the contract finds in modules owned elsewhere, by test ("fuzz" or "named") and entry id:
 # the bug and a one-line reproduction. Each is a strict xfail until its owner fixes it.
-_LOAD_RUN = (
-    "ek/agents/runs.py: load_run('x' * 10**7) raises FileNotFoundError carrying the whole path, "
-    "and load_run(a file of '[' * 10**5) a RecursionError from json.loads of the first line; "
-    "use ek.jsonio.readable_file and catch RecursionError"
-)
-PENDING: dict[tuple[str, str], str] = {
-    ("fuzz", "load_run"): _LOAD_RUN,
-    ("named", "load_run"): _LOAD_RUN,
-    ("named", "agent_regression_gate"): _LOAD_RUN,
-    ("named", "agent_regression_gate.junk"): _LOAD_RUN,
-}
+PENDING: dict[tuple[str, str], str] = {}
 
 
 def _params(test: str) -> list[Any]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -427,28 +428,37 @@ class CostReport:
         }
 
 
+#: A cost's token counts, in :data:`TOKEN_KINDS` order.
+_token_counts = operator.attrgetter(*TOKEN_KINDS)
+
+#: What :class:`CostTally` adds of one cost: its role and model (``"<unknown>"`` when
+#: unnamed), its token counts in :data:`TOKEN_KINDS` order, and its price.
+_Prepared = tuple[tuple[str, str], tuple[int, ...], "PricedCost"]
+
+
 class _Acc:
-    __slots__ = ("dollars", "n", "tokens", "unpriced")
+    """One group's cost count, dollars (summed in the order added) and unpriced kinds; its
+    tokens are summed from the (role, model) groups it covers (integers: in any order)."""
+
+    __slots__ = ("dollars", "n", "unpriced")
 
     def __init__(self) -> None:
-        self.tokens = dict.fromkeys(TOKEN_KINDS, 0)
         self.dollars: float | None = 0.0
         self.n = 0
         self.unpriced: set[str] = set()
 
-    def add(self, c: Cost, pc: PricedCost) -> None:
+    def add(self, pc: PricedCost) -> None:
         self.n += 1
-        for k in TOKEN_KINDS:
-            self.tokens[k] += getattr(c, k)
         if pc.dollars is None:
             self.dollars = None
             self.unpriced.update(pc.unpriced)
         elif self.dollars is not None:
             self.dollars += pc.dollars
 
-    def done(self) -> UsageTotals:
+    def done(self, tokens: Iterable[Sequence[int]]) -> UsageTotals:
+        sums = [sum(col) for col in zip(*tokens)] or [0] * len(TOKEN_KINDS)
         return UsageTotals(
-            ReadOnlyDict(self.tokens),
+            ReadOnlyDict(zip(TOKEN_KINDS, sums)),
             self.dollars if self.n else None,
             self.n,
             tuple(sorted(self.unpriced)),
@@ -483,7 +493,9 @@ class CostTally:
         self._total, self._agent = _Acc(), _Acc()
         self._by_role: dict[str, _Acc] = {}
         self._by_model: dict[str, _Acc] = {}
+        self._tokens: dict[tuple[str, str], list[int]] = {}  # (role, model) -> token sums
         self._unpriced: set[str] = set()
+        self._resolved: dict[str | None, Any] = {}
         self.n_episodes = 0
         self.n_success = 0
         self._no_usage = 0
@@ -491,30 +503,72 @@ class CostTally:
     def price(self, costs: Sequence[Cost]) -> list[PricedCost]:
         """The costs priced as this tally prices them (to :meth:`add` to several tallies that
         share a price, pricing once)."""
-        return [price_cost(c, self._src) for c in costs]
+        src = self._src
+        if not isinstance(src, Mapping):  # one price, none, or a wrong one (price_cost says)
+            return [price_cost(c, src) for c in costs]
+        out = []
+        for c in costs:  # a catalogue: each model resolved once (the same price_cost result)
+            if not isinstance(c, Cost):
+                raise TypeError(
+                    f"price_cost expects a Cost, got {type(c).__name__}: {short_repr(c)}"
+                )
+            model = c.model
+            p = self._resolved.get(model, self)
+            if p is self:
+                p = self._resolved[model] = resolve_price(model, src)
+            out.append(price_cost(c, p))
+        return out
+
+    def prepare(
+        self, costs: Sequence[Cost], priced: Sequence[PricedCost] | None = None
+    ) -> list[_Prepared]:
+        """What :meth:`add_prepared` adds of an episode's costs: to add one episode to several
+        tallies that share a price (a run's and its slices'), preparing and pricing once."""
+        pcs = priced if priced is not None else self.price(costs)
+        return [
+            ((c.role, c.model or "<unknown>"), _token_counts(c), pc) for c, pc in zip(costs, pcs)
+        ]
 
     def add(
         self, costs: Sequence[Cost], success: bool, priced: Sequence[PricedCost] | None = None
     ) -> None:
         """One episode: its costs (``Episode.cost``), whether it succeeded, and optionally
         the costs already priced by :meth:`price` of a tally with the same price."""
+        self.add_prepared(self.prepare(costs, priced), success)
+
+    def add_prepared(self, items: Sequence[_Prepared], success: bool) -> None:
+        """One episode, its costs as :meth:`prepare` gave them, and whether it succeeded."""
         self.n_episodes += 1
         self.n_success += bool(success)
-        if not any(c.role == "agent" for c in costs):
+        agent = False
+        by_role, by_model, groups = self._by_role, self._by_model, self._tokens
+        for key, tokens, pc in items:
+            role, model = key
+            self._total.add(pc)
+            acc = by_role.get(role)
+            if acc is None:
+                acc = by_role[role] = _Acc()
+            acc.add(pc)
+            acc = by_model.get(model)
+            if acc is None:
+                acc = by_model[model] = _Acc()
+            acc.add(pc)
+            if role == "agent":
+                agent = True
+                self._agent.add(pc)
+            if pc.dollars is None:
+                self._unpriced.add(model)
+            sums = groups.get(key)
+            groups[key] = list(tokens) if sums is None else list(map(operator.add, sums, tokens))
+        if not agent:
             self._no_usage += 1
             self._agent.dollars = None  # unknown usage is not zero usage
-        for c, pc in zip(costs, priced if priced is not None else self.price(costs)):
-            self._total.add(c, pc)
-            self._by_role.setdefault(c.role, _Acc()).add(c, pc)
-            self._by_model.setdefault(c.model or "<unknown>", _Acc()).add(c, pc)
-            if c.role == "agent":
-                self._agent.add(c, pc)
-            if pc.dollars is None:
-                self._unpriced.add(c.model or "<unknown>")
 
     def report(self) -> CostReport:
         """The :class:`CostReport` of the episodes added so far."""
         n = self.n_episodes
+        groups = self._tokens
+        by_role, by_model = sorted(self._by_role.items()), sorted(self._by_model.items())
         agent_dollars = self._agent.dollars if n else None
         cop = cost_of_pass(agent_dollars, self.n_success)
         if not n:
@@ -533,9 +587,13 @@ class CostTally:
         return CostReport(
             n_episodes=n,
             successes=self.n_success,
-            total=self._total.done(),
-            by_role=ReadOnlyDict({k: v.done() for k, v in sorted(self._by_role.items())}),
-            by_model=ReadOnlyDict({k: v.done() for k, v in sorted(self._by_model.items())}),
+            total=self._total.done(groups.values()),
+            by_role=ReadOnlyDict(
+                {r: v.done(t for (gr, _), t in groups.items() if gr == r) for r, v in by_role}
+            ),
+            by_model=ReadOnlyDict(
+                {m: v.done(t for (_, gm), t in groups.items() if gm == m) for m, v in by_model}
+            ),
             agent_dollars=agent_dollars,
             cost_of_pass=cop,
             unpriced_models=tuple(sorted(self._unpriced)),

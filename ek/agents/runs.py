@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from ek.base import Score
+from ek.jsonio import readable_file
 from ek.scalar_gate import metric_direction
 
 from .cost import ModelPrice, pricing_from_dict
@@ -47,14 +47,6 @@ __all__ = ["RunLoadError", "load_run", "summary_from_episodes"]
 
 class RunLoadError(ValueError):
     """The file is not a run ek can read (the message says what was expected)."""
-
-
-def _file_kind(path: str) -> str:
-    mode = os.stat(path).st_mode
-    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)")):
-        if test(mode):
-            return kind
-    return "a special file (socket or device)"
 
 
 def _is_store(path: str) -> bool:
@@ -106,16 +98,36 @@ def load_run(
 
     Raises:
         RunLoadError: the file is none of these (or is corrupt, or truncated, or not a regular
-            file: a FIFO or a directory); ``OSError`` when unreadable.
+            file: a FIFO or a directory, or a path no file system accepts, or JSON nested past
+            the recursion limit); ``FileNotFoundError`` when missing; ``OSError`` when
+            unreadable.
     """
-    p = os.fspath(path)
-    if not os.path.exists(p):
-        raise FileNotFoundError(f"{p}: no such file")
-    if not os.path.isfile(p):  # a FIFO would block the read forever; a directory is no run
+    p = _run_file(path)
+    try:
+        return _load(p, success_scorer, trace_options, episodes, prices)
+    except RecursionError:  # json's parser on a file nested past Python's recursion limit
         raise RunLoadError(
-            f"{p}: expected a regular file (a trial store, a baseline or an Inspect log), got "
-            f"{_file_kind(p)}"
-        )
+            f"{p}: not a run ek can read (RecursionError: its JSON is nested too deeply)"
+        ) from None
+
+
+def _run_file(path: Any) -> str:
+    """The path of an existing regular file, or a short error (never the whole of a huge path)."""
+    try:
+        return readable_file("load_run", path, "run file")
+    except FileNotFoundError as e:
+        raise FileNotFoundError(f"{e.filename}: no such file") from None
+    except ValueError as e:  # a directory, a FIFO (it would block the read), an impossible path
+        raise RunLoadError(f"{e} (expected a trial store, a baseline or an Inspect log)") from None
+
+
+def _load(
+    p: str,
+    success_scorer: str | None,
+    trace_options: Mapping[str, Any] | None,
+    episodes: bool,
+    prices: Mapping[str, ModelPrice] | None,
+) -> RunSummary:
     if p.endswith(".eval"):
         return _from_inspect(p, success_scorer, episodes, prices)
     from .traces.summary import is_trace_file, summary_from_traces  # lazy: traces imports runs
@@ -177,13 +189,14 @@ def _store_scores(rec: Mapping[str, Any]) -> dict[str, Score]:
 def _store_trial(
     rec: Mapping[str, Any], h: Mapping[str, Any], tally: RunTally, kept: _Kept | None
 ) -> None:
-    d = dict(rec["episode"])
     ok = bool(rec["success"])
     if kept is None:
         # only what the statistics need: the costs and the error (checked by Episode itself)
-        ep = Episode(str(d.get("task_id")), cost=cast(Any, d.get("cost")), error=d.get("error"))
+        e = rec["episode"]
+        ep = Episode(str(e.get("task_id")), cost=cast(Any, e.get("cost")), error=e.get("error"))
         tally.add(ep.task_id, ok, ep.cost, error=ep.error, scores=rec.get("scores") or {})
         return
+    d = dict(rec["episode"])
     d.setdefault("run", h["run"])
     ep = Episode.from_dict(d).replace(success=ok)
     tally.add(ep.task_id, ok, ep.cost, error=ep.error)

@@ -53,6 +53,7 @@ __all__ = [
 #: The detail key of a merged Score: how many trials' Scores it stands for.
 MERGED_TRIALS = "merged_trials"
 
+_ABSENT: Any = object()  # a detail key a Score does not carry
 _REQUIRED = None  # a summed key every Score must carry (its aggregate refuses a Score without)
 
 # ek's built-in metrics (by class): the detail fields their aggregate sums, and the default it
@@ -157,19 +158,30 @@ def _add(
     detail: Mapping[str, Any],
     keys: Sequence[str],
     fields: Mapping[str, float | None],
-    where: str,
+    where: str | tuple[str, str],
 ) -> None:
+    """Add one Score's detail to a task's sums (``where``: for errors, or ``(metric, task)``)."""
     sums = acc.sums
     for i, key in enumerate(keys):
-        if key in detail:
-            sums[i] += _num(detail[key], key, where)
+        v = detail.get(key, _ABSENT)
+        if type(v) is float or type(v) is int:  # the common case: float + int == float + float(int)
+            sums[i] += v
+        elif v is not _ABSENT:
+            sums[i] += _num(v, key, _where(where))
         elif fields[key] is None:
-            raise ValueError(f"{where}: a score without the detail {key!r} its aggregate sums")
+            raise ValueError(
+                f"{_where(where)}: a score without the detail {key!r} its aggregate sums"
+            )
         else:
             sums[i] += fields[key]  # type: ignore[operator]
     acc.n += int(detail.get(MERGED_TRIALS, 1))
     if acc.hib is None and "higher_is_better" in detail:
         acc.hib = detail["higher_is_better"]
+
+
+def _where(where: str | tuple[str, str]) -> str:
+    """An error's place: as given, or ``metric 'name' task 'id'`` (formatted only on error)."""
+    return where if isinstance(where, str) else f"metric {where[0]!r} task {where[1]!r}"
 
 
 def _merged(acc: _Sums, keys: Sequence[str]) -> Score:
@@ -212,8 +224,10 @@ class MetricTally:
                 self._first = s.detail
             self._kept.setdefault(task_id, []).append(s)
             return
-        if isinstance(score, Score):
-            detail: Mapping[str, Any] = score.detail
+        if type(score) is dict:  # a store's score record, the common case
+            detail: Mapping[str, Any] = score.get("detail") or {}
+        elif isinstance(score, Score):
+            detail = score.detail
         elif isinstance(score, Mapping):
             detail = score.get("detail") or {}
         else:
@@ -223,7 +237,7 @@ class MetricTally:
         acc = self._sums.get(task_id)
         if acc is None:
             acc = self._sums[task_id] = _Sums(len(self._keys))
-        _add(acc, detail, self._keys, self.fields, f"metric {self.name!r} task {task_id!r}")
+        _add(acc, detail, self._keys, self.fields, (self.name, task_id))
 
     def summary(self, order: Iterable[str] = ()) -> MetricSummary:
         """The :class:`~ek.agents.summary.MetricSummary`: tasks in ``order`` first, then the
@@ -295,13 +309,13 @@ class RunTally:
             c = self._counts[task_id] = [0, 0]
         c[0] += 1
         c[1] += bool(success)
-        priced = self._cost.price(costs)  # once, for the run's tally and its slices'
-        self._cost.add(costs, success, priced)
+        prepared = self._cost.prepare(costs)  # priced once, for the run's tally and its slices'
+        self._cost.add_prepared(prepared, success)
         for sname in self._slices_of.get(task_id, ()):
             tally = self._slice_cost.get(sname)
             if tally is None:
                 tally = self._slice_cost[sname] = CostTally(price=self._price, prices=self._prices)
-            tally.add(costs, success, priced)
+            tally.add_prepared(prepared, success)
         if error is not None:
             self.agent_failures += 1
             for limit, n in budget_hits([Episode(task_id, error=error)]).items():
