@@ -256,6 +256,12 @@ def test_deeply_nested_files_are_value_errors(tmp_path: Path) -> None:
         list(read_episodes(p))  # was RecursionError
     with pytest.raises(ValueError, match="not a JSON price file"):
         load_prices(p)
+
+
+def test_deeply_nested_or_odd_inspect_logs_are_value_errors(tmp_path: Path) -> None:
+    pytest.importorskip("inspect_ai")  # reading an Inspect log needs the [inspect] extra
+    p = tmp_path / "deep.json"
+    p.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     with pytest.raises(ValueError, match="not a readable Inspect log"):
         list(episodes_from_inspect_log(p))  # Inspect's own reader ran out of memory on it
     q = tmp_path / "list.json"
