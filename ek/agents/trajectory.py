@@ -122,7 +122,7 @@ from ek.agents.toolcalls.parse import (
     resolve_grammar,
     split_gold,
 )
-from ek.agents.toolcalls.values import Context
+from ek.agents.toolcalls.values import Context, Tool
 from ek.base import Score, check_scores
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.grammar import GraphGrammar
@@ -241,6 +241,21 @@ class TrajectoryResult:
 _MISSING = object()
 
 
+def _literal_cost(lit: Mapping[str, Any], fargs: Mapping[str, Any], info: Tool) -> float:
+    """Edit cost of a predicted call (frozen arguments ``fargs``) against a literal gold call
+    of a tool without a schema (frozen arguments ``lit``): the importance of each argument that
+    differs, is missing or is extra."""
+    imps, dimp = info.importances, info.default_importance
+    c = 0.0
+    for k, v in lit.items():
+        if fargs.get(k, _MISSING) != v:
+            c += imps.get(k, dimp)
+    for k in fargs:
+        if k not in lit:
+            c += imps.get(k, dimp)
+    return c
+
+
 class _SubCosts:
     """Substitution cost and exactness of (expected, actual) pairs, computed once per distinct
     pair of canonical calls (repeated steps share one comparison)."""
@@ -285,16 +300,7 @@ class _SubCosts:
             info = self.ctx.tool(g.tool)
             lit = g.lit
             if lit is not None and info.fields is None:
-                imps, dimp = info.importances, info.default_importance
-                pf = p.fargs
-                c = 0.0
-                for k, v in lit.items():
-                    if pf.get(k, _MISSING) != v:
-                        c += imps.get(k, dimp)
-                for k in pf:
-                    if k not in lit:
-                        c += imps.get(k, dimp)
-                res = (c, p.key == g.key)
+                res = (_literal_cost(lit, p.fargs, info), p.key == g.key)
             else:
                 pr = compare(p, g, self.ctx)
                 res = (pr.cost, pr.exact)
@@ -391,21 +397,12 @@ class _Rows:
         a_uid, a_rep = sub.a_uid, sub.a_rep
         info = sub.ctx.tool(g.tool)
         lit = g.lit
-        imps, dimp = info.importances, info.default_importance
         for x in range(bisect_left(at, j0), bisect_left(at, j1)):
             j = at[x]
             if lit is None or info.fields is not None:
                 out[j - j0] = sub.pair(u, a_uid[j])[0]
-                continue
-            pf = a_rep[a_uid[j]].fargs  # the fast path of unique_row, one cell
-            c = 0.0
-            for k, v in lit.items():
-                if pf.get(k, _MISSING) != v:
-                    c += imps.get(k, dimp)
-            for k in pf:
-                if k not in lit:
-                    c += imps.get(k, dimp)
-            out[j - j0] = c
+            else:  # (what pair() computes for a literal gold call, without its cache)
+                out[j - j0] = _literal_cost(lit, a_rep[a_uid[j]].fargs, info)
         return out
 
 
