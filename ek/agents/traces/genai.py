@@ -201,29 +201,15 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[CallRecord]:
     for msg in _messages(attrs, "gen_ai.output.messages"):
         for part in _parts(msg):
             if isinstance(part, Mapping) and part.get("type") == "tool_call":
-                cid = part.get("id")
-                out.append(
-                    CallRecord(
-                        part.get("name"),
-                        _unwrap_invalid(part.get("arguments")),
-                        call_id=None if cid is None else str(cid),
-                        requested=True,
-                    )
-                )
+                arguments = _unwrap_invalid(part.get("arguments"))
+                out.append(CallRecord.asked(part.get("name"), arguments, part.get("id")))
     if out:
         return out
     rx = r"gen_ai\.completion\.(\d+)\.tool_calls\.(\d+)\.(name|arguments|id)"
-    for item in indexed(attrs, rx):
-        cid = item.get("id")
-        out.append(
-            CallRecord(
-                item.get("name"),
-                item.get("arguments"),
-                call_id=None if cid is None else str(cid),
-                requested=True,
-            )
-        )
-    return out
+    return [
+        CallRecord.asked(item.get("name"), item.get("arguments"), item.get("id"))
+        for item in indexed(attrs, rx)
+    ]
 
 
 def output_text(attrs: Mapping[str, Any]) -> str | None:

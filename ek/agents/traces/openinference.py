@@ -154,18 +154,14 @@ _CALL_RX = (
 
 def requested_calls(attrs: Mapping[str, Any]) -> list[CallRecord]:
     """The tool calls an LLM span's output messages ask for (not seen executed)."""
-    out = []
-    for item in indexed(attrs, _CALL_RX):
-        cid = item.get("tool_call.id")
-        out.append(
-            CallRecord(
-                item.get("tool_call.function.name"),
-                item.get("tool_call.function.arguments"),
-                call_id=None if cid is None else str(cid),
-                requested=True,
-            )
+    return [
+        CallRecord.asked(
+            item.get("tool_call.function.name"),
+            item.get("tool_call.function.arguments"),
+            item.get("tool_call.id"),
         )
-    return out
+        for item in indexed(attrs, _CALL_RX)
+    ]
 
 
 def output_text(attrs: Mapping[str, Any]) -> str | None:

@@ -40,6 +40,13 @@ class CallRecord:
     error: str | None = None
     requested: bool = False
 
+    @classmethod
+    def asked(cls, name: Any, arguments: Any, call_id: Any) -> CallRecord:
+        """A call read from a model's output (``requested``), its id as text if it has one."""
+        return cls(
+            name, arguments, call_id=None if call_id is None else str(call_id), requested=True
+        )
+
 
 @dataclass(frozen=True)
 class Usage:
