@@ -49,6 +49,7 @@ __all__ = [
     "encode_float",
     "from_json_safe",
     "loads",
+    "path_text",
     "read_json",
     "readable_file",
     "to_json_safe",
@@ -268,8 +269,19 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any, *, indent: int | 
     _fsync_folder(folder)
 
 
-def _path_text(owner: str, path: Any) -> str:
-    """``path`` as a str, or a TypeError (an int or bool is a file descriptor to ``open``)."""
+def path_text(owner: str, path: Any) -> str:
+    """``path`` as a str, or a short, clear error: a TypeError for a non-path (an int or bool
+    is a file descriptor to ``open``), a ValueError for a path no file system accepts (longer
+    than :data:`MAX_PATH`, or with a NUL).
+
+    Example:
+        >>> path_text("load", "runs/a.jsonl")
+        'runs/a.jsonl'
+        >>> path_text("load", "x" * 5000)
+        Traceback (most recent call last):
+        ...
+        ValueError: load needs a path, got a path of 5000 characters
+    """
     if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{owner} needs a path (str or os.PathLike), got {type(path).__name__}")
     p = os.fspath(path)
@@ -277,7 +289,7 @@ def _path_text(owner: str, path: Any) -> str:
         raise TypeError(f"{owner} needs a text path, got {type(p).__name__}")
     if len(p) > MAX_PATH or "\x00" in p:
         what = f"a path of {len(p)} characters" if len(p) > MAX_PATH else "a NUL character"
-        raise ValueError(f"{owner} needs a file path, got {what}")
+        raise ValueError(f"{owner} needs a path, got {what}")
     return p
 
 
@@ -306,7 +318,7 @@ def readable_file(owner: str, path: Any, what: str = "file") -> str:
         ...
         TypeError: load_prices needs a path (str or os.PathLike), got int
     """
-    p = _path_text(owner, path)
+    p = path_text(owner, path)
     try:
         mode = os.stat(p).st_mode
     except FileNotFoundError:
@@ -323,7 +335,7 @@ def writable_file(owner: str, path: Any) -> str:
     created); an existing FIFO, directory or device is a ValueError (writing would block or
     fail).
     """
-    p = _path_text(owner, path)
+    p = path_text(owner, path)
     try:
         mode = os.stat(p).st_mode
     except FileNotFoundError:

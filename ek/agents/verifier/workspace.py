@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ek._validate import short_repr
-from ek.jsonio import MAX_PATH as _MAX_PATH
+from ek.jsonio import path_text
 
 __all__ = [
     "SiteBaseline",
@@ -108,13 +108,7 @@ def snapshot_tests(tests: Any) -> tuple[dict[str, bytes], Path | None]:
         raise TypeError(
             f"tests must be a path (file or directory) or a {{path: source}} mapping, got {type(tests).__name__}"
         )
-    text = os.fspath(tests)
-    if not isinstance(text, str) or len(text) > _MAX_PATH or "\0" in text:
-        raise ValueError(
-            f"tests must be a path of at most {_MAX_PATH} characters without NUL, got "
-            f"{short_repr(text, 120)} ({len(text)} characters)"
-        )
-    src = Path(text)
+    src = Path(path_text("hidden_tests: tests", tests))
     if src.is_file():
         return {src.name: src.read_bytes()}, src.resolve()
     if not src.is_dir():
