@@ -429,9 +429,10 @@ def test_reliability_intervals_are_the_plain_bootstraps(
     assert got_at == want["at"] and got_hat == want["hat"]
 
 
-def test_cost_tally_sums_in_the_order_added() -> None:
-    """CostTally keeps token sums per (role, model) and dollars per group in the order added:
-    the report must equal a plain per-group summation (tokens exact, dollars the same floats)."""
+def test_cost_tally_sums_dollars_exactly_in_any_order() -> None:
+    """CostTally keeps token sums and dollars per (role, model): the report must equal a plain
+    per-group summation of tokens and the exactly rounded sum (math.fsum) of dollars, the same
+    in any order and when halves of the episodes are tallied apart and merged."""
     from ek.agents.base import Cost
     from ek.agents.cost import CostTally, per_million
 
@@ -452,19 +453,19 @@ def test_cost_tally_sums_in_the_order_added() -> None:
     for costs, ok in episodes:
         tally.add(costs, ok)
     got = tally.report()
-    # the reference: every group summed cost by cost, in order
+    # the reference: every group's dollars summed exactly (math.fsum of its costs' dollars)
     groups: dict[str, dict[str, Any]] = {}
     for costs, _ in episodes:
         priced = tally.price(costs)
         for c, pc in zip(costs, priced):
             for g in ("total", f"role:{c.role}", f"model:{c.model or '<unknown>'}"):
-                acc = groups.setdefault(g, {"n": 0, "dollars": 0.0, "in": 0, "out": 0})
+                acc = groups.setdefault(g, {"n": 0, "dollars": [], "in": 0, "out": 0})
                 acc["n"] += 1
                 acc["in"] += c.input_tokens
                 acc["out"] += c.output_tokens
                 acc["dollars"] = (
                     None if acc["dollars"] is None or pc.dollars is None
-                    else acc["dollars"] + pc.dollars
+                    else [*acc["dollars"], pc.dollars]
                 )  # fmt: skip
     shown = {"total": got.total}
     shown.update({f"role:{r}": u for r, u in got.by_role.items()})
@@ -472,9 +473,16 @@ def test_cost_tally_sums_in_the_order_added() -> None:
     assert set(shown) == set(groups)
     for g, u in shown.items():
         want = groups[g]
-        assert (u.n_costs, u.dollars) == (want["n"], want["dollars"]), g
+        usd = None if want["dollars"] is None else math.fsum(want["dollars"])
+        assert (u.n_costs, u.dollars) == (want["n"], usd), g
         assert (u.tokens["input_tokens"], u.tokens["output_tokens"]) == (want["in"], want["out"])
     assert got.n_episodes == 300 and got.successes == 100
+    # exact sums do not depend on the order, nor on how the episodes were split and merged
+    rng.shuffle(episodes)
+    halves = [CostTally(prices=prices), CostTally(prices=prices)]
+    for i, (costs, ok) in enumerate(episodes):
+        halves[i % 2].add(costs, ok)
+    assert CostTally.merged(halves).report() == got
 
 
 def test_load_run_refuses_a_huge_path_and_deep_json_with_a_value_error(tmp_path: Path) -> None:

@@ -193,6 +193,7 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         trace_options=trace_options(args),
         episodes=False,
         prices=load_prices(args.prices) if args.prices else None,
+        workers=args.workers,
     )
     if s.is_empty:
         raise ValueError(
@@ -353,6 +354,17 @@ def _print_report(d: Mapping[str, Any], out: IO[str]) -> None:
         w(f"warning: {note}\n")
 
 
+def _add_workers(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes that read a trial store together, one shard of its tasks each "
+        "(default: one per core for a store of 32 MiB or more, else 1); same figures",
+    )
+
+
 def _add_success_scorer(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--success-scorer",
@@ -373,6 +385,7 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prices", metavar="FILE", help="LiteLLM price JSON to price the episodes")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
     _add_success_scorer(p)
+    _add_workers(p)
     from .traces.summary import add_trace_arguments  # --task-attribute etc. for trace files
 
     add_trace_arguments(p)
@@ -467,6 +480,7 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
         "'intersect' compares the tasks both runs ran (--stratified always does)",
     )
     _add_success_scorer(p)
+    _add_workers(p)
     from .traces.summary import add_trace_arguments  # --task-attribute etc. for trace files
 
     add_trace_arguments(p)
@@ -536,11 +550,15 @@ def _run_gate(args: argparse.Namespace) -> int:
     try:
         traces = trace_options(args)
         # each run read once, as a stream: only the per-task summaries the checks need
-        base = load_run(
-            args.baseline, success_scorer=args.success_scorer, trace_options=traces, episodes=False
-        )
-        cur = load_run(
-            args.current, success_scorer=args.success_scorer, trace_options=traces, episodes=False
+        base, cur = (
+            load_run(
+                path,
+                success_scorer=args.success_scorer,
+                trace_options=traces,
+                episodes=False,
+                workers=args.workers,
+            )
+            for path in (args.baseline, args.current)
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -258,26 +258,22 @@ def price_cost(cost: Cost, price: ModelPrice | Mapping[str, ModelPrice] | None) 
             return PricedCost(cost.dollars, (), cost.model, "recorded")
         kinds = tuple(k for k in TOKEN_KINDS if k != "reasoning_tokens" and getattr(cost, k))
         return PricedCost(None, kinds or ("all",), cost.model, "none")
+    reasoning = cost.reasoning_tokens if p.reasoning is not None else 0  # else billed as output
     total = 0.0
     unpriced: list[str] = []
-
-    def add(kind: str, n: int, rate: float | None) -> None:
-        nonlocal total
+    for kind, n, rate in (
+        ("input_tokens", cost.input_tokens, p.input),
+        ("cache_read_tokens", cost.cache_read_tokens, p.cache_read),
+        ("cache_write_tokens", cost.cache_write_tokens, p.cache_write),
+        ("output_tokens", cost.output_tokens - reasoning, p.output),
+        ("reasoning_tokens", reasoning, p.reasoning),
+    ):
         if n == 0:
-            return
+            continue
         if rate is None:
             unpriced.append(kind)
         else:
             total += n * rate
-
-    add("input_tokens", cost.input_tokens, p.input)
-    add("cache_read_tokens", cost.cache_read_tokens, p.cache_read)
-    add("cache_write_tokens", cost.cache_write_tokens, p.cache_write)
-    if p.reasoning is not None:
-        add("output_tokens", cost.output_tokens - cost.reasoning_tokens, p.output)
-        add("reasoning_tokens", cost.reasoning_tokens, p.reasoning)
-    else:
-        add("output_tokens", cost.output_tokens, p.output)
     if unpriced:
         return PricedCost(None, tuple(unpriced), cost.model, "price")
     return PricedCost(total, (), cost.model, "price")
@@ -436,33 +432,77 @@ _token_counts = operator.attrgetter(*TOKEN_KINDS)
 _Prepared = tuple[tuple[str, str], tuple[int, ...], "PricedCost"]
 
 
-class _Acc:
-    """One group's cost count, dollars (summed in the order added) and unpriced kinds; its
-    tokens are summed from the (role, model) groups it covers (integers: in any order)."""
+#: A dollar amount this large is summed as a plain float (the exact sum of many of them could
+#: overflow while it is kept; dollars are never negative, so the result is then infinite).
+_HUGE_DOLLARS = 2.0**960
 
-    __slots__ = ("dollars", "n", "unpriced")
+
+class _Group:
+    """The costs of one (role, model) group: their number, token sums and dollars.
+
+    Dollars are summed exactly (Shewchuk's non-overlapping partials, what :func:`math.fsum`
+    keeps), so a sum does not depend on the order the costs were added in, nor on how the
+    episodes were split between tallies that are merged later: every reader of a run reports
+    the same figure. One unpriced cost makes the group's dollars unknown.
+    """
+
+    __slots__ = ("huge", "n", "partials", "tokens", "unknown", "unpriced")
 
     def __init__(self) -> None:
-        self.dollars: float | None = 0.0
         self.n = 0
+        self.tokens = [0] * len(TOKEN_KINDS)
+        self.partials: list[float] = []
+        self.huge = 0.0  # dollars of _HUGE_DOLLARS or more (or infinite), summed plainly
+        self.unknown = False
         self.unpriced: set[str] = set()
 
-    def add(self, pc: PricedCost) -> None:
+    def add(self, tokens: Sequence[int], pc: PricedCost) -> None:
         self.n += 1
+        self.tokens = list(map(operator.add, self.tokens, tokens))
         if pc.dollars is None:
-            self.dollars = None
+            self.unknown = True
             self.unpriced.update(pc.unpriced)
-        elif self.dollars is not None:
-            self.dollars += pc.dollars
+        elif not self.unknown:
+            self.add_dollars(pc.dollars)
 
-    def done(self, tokens: Iterable[Sequence[int]]) -> UsageTotals:
-        sums = [sum(col) for col in zip(*tokens)] or [0] * len(TOKEN_KINDS)
-        return UsageTotals(
-            ReadOnlyDict(zip(TOKEN_KINDS, sums)),
-            self.dollars if self.n else None,
-            self.n,
-            tuple(sorted(self.unpriced)),
-        )
+    def add_dollars(self, x: float) -> None:
+        if not x < _HUGE_DOLLARS:
+            self.huge += x
+            return
+        partials, i = self.partials, 0
+        for y in partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo:
+                partials[i] = lo
+                i += 1
+            x = hi
+        partials[i:] = [x]
+
+    def absorb(self, other: _Group) -> None:
+        """Add another tally's group of the same key (exactly, as if its costs were added)."""
+        self.n += other.n
+        self.tokens = list(map(operator.add, self.tokens, other.tokens))
+        self.unknown |= other.unknown
+        self.unpriced |= other.unpriced
+        self.huge += other.huge
+        for x in other.partials:
+            self.add_dollars(x)
+
+
+def _totals(groups: Sequence[_Group], unknown: bool = False) -> UsageTotals:
+    """The totals of several groups (``unknown``: their dollars are unknown whatever they hold)."""
+    n = sum(g.n for g in groups)
+    tokens = [sum(col) for col in zip(*(g.tokens for g in groups))] or [0] * len(TOKEN_KINDS)
+    usd: float | None = None
+    if n and not unknown and not any(g.unknown for g in groups):
+        parts = [x for g in groups for x in g.partials]
+        huge = sum(g.huge for g in groups)
+        usd = math.fsum(parts) + huge if huge else math.fsum(parts)
+    unpriced = sorted(set().union(*(g.unpriced for g in groups)))
+    return UsageTotals(ReadOnlyDict(zip(TOKEN_KINDS, tokens)), usd, n, tuple(unpriced))
 
 
 class CostTally:
@@ -490,10 +530,7 @@ class CostTally:
         self._src: ModelPrice | Mapping[str, ModelPrice] | None = (
             price if price is not None else prices
         )
-        self._total, self._agent = _Acc(), _Acc()
-        self._by_role: dict[str, _Acc] = {}
-        self._by_model: dict[str, _Acc] = {}
-        self._tokens: dict[tuple[str, str], list[int]] = {}  # (role, model) -> token sums
+        self._groups: dict[tuple[str, str], _Group] = {}  # (role, model) -> its costs
         self._unpriced: set[str] = set()
         self._resolved: dict[str | None, Any] = {}
         self.n_episodes = 0
@@ -541,35 +578,46 @@ class CostTally:
         self.n_episodes += 1
         self.n_success += bool(success)
         agent = False
-        by_role, by_model, groups = self._by_role, self._by_model, self._tokens
+        groups = self._groups
         for key, tokens, pc in items:
-            role, model = key
-            self._total.add(pc)
-            acc = by_role.get(role)
-            if acc is None:
-                acc = by_role[role] = _Acc()
-            acc.add(pc)
-            acc = by_model.get(model)
-            if acc is None:
-                acc = by_model[model] = _Acc()
-            acc.add(pc)
-            if role == "agent":
-                agent = True
-                self._agent.add(pc)
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = _Group()
+            group.add(tokens, pc)
             if pc.dollars is None:
-                self._unpriced.add(model)
-            sums = groups.get(key)
-            groups[key] = list(tokens) if sums is None else list(map(operator.add, sums, tokens))
+                self._unpriced.add(key[1])
+            agent = agent or key[0] == "agent"
         if not agent:
-            self._no_usage += 1
-            self._agent.dollars = None  # unknown usage is not zero usage
+            self._no_usage += 1  # unknown usage is not zero usage: agent dollars unknown
+
+    @classmethod
+    def merged(cls, parts: Sequence[CostTally]) -> CostTally:
+        """One tally of several with the same price, each over other episodes (shards of a
+        store read in several processes): the report of all the episodes, figures identical
+        (dollars are summed exactly, whatever the order)."""
+        out = cls(price=None, prices=None)
+        if parts:
+            out._src = parts[0]._src
+        for p in parts:
+            for key, group in p._groups.items():
+                mine = out._groups.get(key)
+                if mine is None:
+                    mine = out._groups[key] = _Group()
+                mine.absorb(group)
+            out._unpriced |= p._unpriced
+            out.n_episodes += p.n_episodes
+            out.n_success += p.n_success
+            out._no_usage += p._no_usage
+        return out
 
     def report(self) -> CostReport:
         """The :class:`CostReport` of the episodes added so far."""
         n = self.n_episodes
-        groups = self._tokens
-        by_role, by_model = sorted(self._by_role.items()), sorted(self._by_model.items())
-        agent_dollars = self._agent.dollars if n else None
+        groups = self._groups
+        roles = sorted({r for r, _ in groups})
+        models = sorted({m for _, m in groups})
+        agent = _totals([g for (r, _), g in groups.items() if r == "agent"], self._no_usage > 0)
+        agent_dollars = agent.dollars if n else None
         cop = cost_of_pass(agent_dollars, self.n_success)
         if not n:
             reason = "no episodes"
@@ -587,12 +635,12 @@ class CostTally:
         return CostReport(
             n_episodes=n,
             successes=self.n_success,
-            total=self._total.done(groups.values()),
+            total=_totals(list(groups.values())),
             by_role=ReadOnlyDict(
-                {r: v.done(t for (gr, _), t in groups.items() if gr == r) for r, v in by_role}
+                {r: _totals([g for (gr, _), g in groups.items() if gr == r]) for r in roles}
             ),
             by_model=ReadOnlyDict(
-                {m: v.done(t for (_, gm), t in groups.items() if gm == m) for m, v in by_model}
+                {m: _totals([g for (_, gm), g in groups.items() if gm == m]) for m in models}
             ),
             agent_dollars=agent_dollars,
             cost_of_pass=cop,

@@ -237,6 +237,11 @@ class Trajectory(Sequence[Step]):
         return cls(data)
 
 
+#: The largest token count a Cost holds (beyond it floats are no longer exact).
+_MAX_TOKENS = 2**53
+_COST_KEYS = frozenset({*TOKEN_KINDS, "model", "role", "dollars"})
+
+
 @dataclass(frozen=True)
 class Cost:
     """Token usage of one model in one role, by token kind (priced asymmetrically).
@@ -275,8 +280,11 @@ class Cost:
 
     def __post_init__(self) -> None:
         for k in TOKEN_KINDS:
-            n = count(f"Cost.{k}", getattr(self, k))
-            if n > 2**53:  # beyond exact floats: pricing would overflow or round
+            n = getattr(self, k)
+            if type(n) is int and 0 <= n <= _MAX_TOKENS:
+                continue  # the common case: already what the checks below would make of it
+            n = count(f"Cost.{k}", n)
+            if n > _MAX_TOKENS:  # beyond exact floats: pricing would overflow or round
                 raise ValueError(f"Cost.{k} must be <= 2**53, got an int of {n.bit_length()} bits")
             object.__setattr__(self, k, n)
         if self.reasoning_tokens > self.output_tokens:
@@ -345,8 +353,39 @@ class Cost:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Cost:
         """Inverse of :meth:`to_dict`."""
-        check_keys("Cost", data, {*TOKEN_KINDS, "model", "role", "dollars"})
-        return cls(**dict(data))
+        check_keys("Cost", data, _COST_KEYS)
+        return cls(**data)
+
+    @classmethod
+    def several(cls, value: Any) -> tuple[Cost, ...]:
+        """What :attr:`Episode.cost` holds, from what it accepts: ``None``, one Cost, a mapping
+        (:meth:`from_dict`) or a list of Costs and mappings (a store's record, say).
+
+        Example:
+            >>> [c.input_tokens for c in Cost.several([{"input_tokens": 3}, Cost(input_tokens=4)])]
+            [3, 4]
+        """
+        if value is None or value == ():
+            return ()
+        if isinstance(value, Cost):
+            return (value,)
+        if isinstance(value, Mapping):
+            return (cls.from_dict(value),)
+        if isinstance(value, (list, tuple)):
+            out = []
+            for i, c in enumerate(value):
+                if isinstance(c, Cost):
+                    out.append(c)
+                elif isinstance(c, Mapping):
+                    out.append(cls.from_dict(c))
+                else:
+                    raise TypeError(
+                        f"Episode.cost[{i}] must be a Cost or a mapping, got {type(c).__name__}: {short_repr(c)}"
+                    )
+            return tuple(out)
+        raise TypeError(
+            f"Episode.cost must be a Cost, a list of Costs or None, got {type(value).__name__}: {short_repr(value)}"
+        )
 
     @staticmethod
     def sum(costs: Iterable[Cost]) -> Cost:
@@ -447,30 +486,6 @@ class RunProvenance:
         return cls(**dict(data))
 
 
-def _costs(value: Any) -> tuple[Cost, ...]:
-    if value is None or value == ():
-        return ()
-    if isinstance(value, Cost):
-        return (value,)
-    if isinstance(value, Mapping):
-        return (Cost.from_dict(value),)
-    if isinstance(value, (list, tuple)):
-        out = []
-        for i, c in enumerate(value):
-            if isinstance(c, Cost):
-                out.append(c)
-            elif isinstance(c, Mapping):
-                out.append(Cost.from_dict(c))
-            else:
-                raise TypeError(
-                    f"Episode.cost[{i}] must be a Cost or a mapping, got {type(c).__name__}: {short_repr(c)}"
-                )
-        return tuple(out)
-    raise TypeError(
-        f"Episode.cost must be a Cost, a list of Costs or None, got {type(value).__name__}: {short_repr(value)}"
-    )
-
-
 _EPISODE_FIELDS = (
     "task_id",
     "trajectory",
@@ -530,7 +545,7 @@ class Episode:
         elif not isinstance(t, Trajectory):
             t = Trajectory(t)
         object.__setattr__(self, "trajectory", t)
-        object.__setattr__(self, "cost", _costs(self.cost))
+        object.__setattr__(self, "cost", Cost.several(self.cost))
         if self.success is not None and not isinstance(self.success, bool):
             raise TypeError(
                 f"Episode.success must be a bool or None, got {short_repr(self.success)}"

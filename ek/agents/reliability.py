@@ -371,6 +371,14 @@ def _bucket_table(task_class: list[int], bits: int) -> bytes:
     return bytes(table)
 
 
+def _buckets(raw: bytes, words: array[int], bits: int) -> Sequence[int]:
+    """Each draw's bucket: the top ``bits`` bits of its first word (``raw``: the draws' words
+    as ``getrandbits`` gave them, little-endian; ``words``: the same, as ints)."""
+    if bits == 16 and sys.byteorder == "little" and array("H").itemsize == 2:
+        return array("H", raw)[1::4]  # a first word's top half is a draw's 2nd 16-bit part
+    return list(map(operator.rshift, words[0::2], repeat(32 - bits)))
+
+
 def _class_draw_counts(
     rng: random.Random, task_class: list[int], n_classes: int, n_resamples: int
 ) -> list[list[int]]:
@@ -399,11 +407,11 @@ def _class_draw_counts(
     classes = range(n_classes)
     out = []
     for _ in range(n_resamples):
-        words = array("I", rng.getrandbits(64 * m).to_bytes(8 * m, "little"))
+        raw = rng.getrandbits(64 * m).to_bytes(8 * m, "little")
+        words = array("I", raw)
         if sys.byteorder == "big":  # pragma: no cover - the machines ek runs on are little-endian
             words.byteswap()
-        firsts = words[0::2]  # each draw's first word: its top bits pick the bucket
-        top = list(map(operator.rshift, firsts, repeat(32 - bits)))
+        top = _buckets(raw, words, bits)
         drawn = bytes(operator.itemgetter(*top)(table)) if m > 1 else bytes([table[top[0]]])
         tally = Counter(drawn)
         cnt = [tally[c] for c in classes]

@@ -29,10 +29,12 @@ Example:
 from __future__ import annotations
 
 import math
+import operator
 import random
 import sys
 from array import array
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 
 from ek.base import Score
 from ek.stats import Interval
@@ -181,10 +183,10 @@ class IndexDraws:
             if self._pos < len(self._words):
                 raise RuntimeError("IndexDraws: mixing word sizes would reorder the draws")
             return [self._rng.randrange(n) for _ in range(count)]
-        shift = 32 - k
+        shift, kept = repeat(32 - k), n.__gt__
         out: list[int] = []
         while len(out) < count:  # each word gives at most one draw: never one word too many
-            out += [c for c in (w >> shift for w in self._take(count - len(out))) if c < n]
+            out += filter(kept, map(operator.rshift, self._take(count - len(out)), shift))
         return out
 
 

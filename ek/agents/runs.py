@@ -26,17 +26,20 @@ Example:
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, cast
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
+from ek._validate import opt_str, positive_int, short_repr
 from ek.base import Score
 from ek.jsonio import readable_file
 from ek.scalar_gate import metric_direction
 
 from .cost import ModelPrice, pricing_from_dict
-from .episode import Episode, RunProvenance
+from .episode import Cost, Episode, RunProvenance
 from .infra import infra_from_records
 from .store import StoreError, iter_store
 from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored, metric_aggregator
@@ -74,6 +77,7 @@ def load_run(
     trace_options: Mapping[str, Any] | None = None,
     episodes: bool = True,
     prices: Mapping[str, ModelPrice] | None = None,
+    workers: int | None = None,
 ) -> RunSummary:
     """Read a store, a baseline or an Inspect log into a :class:`~ek.agents.summary.RunSummary`.
 
@@ -95,6 +99,11 @@ def load_run(
             only the per-task summaries (``False``).
         prices: A ``{model: ModelPrice}`` catalogue to price the trials' costs with, instead of
             the pricing a store recorded (a baseline keeps no costs to re-price: ignored).
+        workers: For a store read with ``episodes=False``: how many processes read it, one
+            shard of its tasks each (every figure as one reader's; sums of dollars equal to
+            its up to the last bits of a float). Default: one below
+            :data:`PARALLEL_MIN_BYTES`, else one per core available, at most
+            :data:`MAX_READERS`. Other files and ``episodes=True`` read in this process.
 
     Raises:
         RunLoadError: the file is none of these (or is corrupt, or truncated, or not a regular
@@ -103,8 +112,9 @@ def load_run(
             unreadable.
     """
     p = _run_file(path)
+    workers = _check_workers(workers)
     try:
-        return _load(p, success_scorer, trace_options, episodes, prices)
+        return _load(p, success_scorer, trace_options, episodes, prices, workers)
     except RecursionError:  # json's parser on a file nested past Python's recursion limit
         raise RunLoadError(
             f"{p}: not a run ek can read (RecursionError: its JSON is nested too deeply)"
@@ -127,6 +137,7 @@ def _load(
     trace_options: Mapping[str, Any] | None,
     episodes: bool,
     prices: Mapping[str, ModelPrice] | None,
+    workers: int | None = None,
 ) -> RunSummary:
     if p.endswith(".eval"):
         return _from_inspect(p, success_scorer, episodes, prices)
@@ -135,7 +146,7 @@ def _load(
     if is_trace_file(p):
         return summary_from_traces(p, **{"prices": prices, **(trace_options or {})})
     if _is_store(p):
-        return _from_store(p, episodes, prices)
+        return _from_store(p, episodes, prices, workers)
     try:
         with open(p, encoding="utf-8") as fh:
             data = json.load(fh)  # as written: RunSummary.from_dict decodes it (once)
@@ -190,36 +201,114 @@ def _store_trial(
     rec: Mapping[str, Any], h: Mapping[str, Any], tally: RunTally, kept: _Kept | None
 ) -> None:
     ok = bool(rec["success"])
+    e = rec["episode"]
+    if not isinstance(e, Mapping):
+        raise TypeError(f"a trial record's 'episode' must be a JSON object, got {short_repr(e)}")
     if kept is None:
-        # only what the statistics need: the costs and the error (checked by Episode itself)
-        e = rec["episode"]
-        ep = Episode(str(e.get("task_id")), cost=cast(Any, e.get("cost")), error=e.get("error"))
-        tally.add(ep.task_id, ok, ep.cost, error=ep.error, scores=rec.get("scores") or {})
+        # only what the statistics need: the costs and the error, checked as an Episode checks them
+        error = opt_str("Episode.error", e.get("error"))
+        costs = Cost.several(e.get("cost"))
+        tally.add(rec["task_id"], ok, costs, error=error, scores=rec.get("scores") or {})
         return
-    d = dict(rec["episode"])
+    d = dict(e)
     d.setdefault("run", h["run"])
     ep = Episode.from_dict(d).replace(success=ok)
     tally.add(ep.task_id, ok, ep.cost, error=ep.error)
     kept.add(ep, ok, _store_scores(rec))
 
 
-def _from_store(p: str, keep: bool, prices: Mapping[str, ModelPrice] | None) -> RunSummary:
+#: A store at least this large is read with ``episodes=False`` by several processes at once
+#: (one shard of its tasks each), when the machine has more than one core for this process.
+PARALLEL_MIN_BYTES = 32 << 20
+#: At most this many reader processes.
+MAX_READERS = 8
+
+
+def _check_workers(workers: Any) -> int | None:
+    if workers is None:
+        return None
+    if isinstance(workers, bool) or not isinstance(workers, int):
+        raise TypeError(f"load_run workers must be an int >= 1 or None, got {short_repr(workers)}")
+    return positive_int("load_run workers", workers)
+
+
+def _readers(p: str, workers: int | None) -> int:
+    """How many processes read the store: ``workers``, or by the file's size and the cores."""
+    if workers is not None:
+        return workers
+    if os.path.getsize(p) < PARALLEL_MIN_BYTES:
+        return 1
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    return max(1, min(cores, MAX_READERS))
+
+
+class _StoreRead:
+    """What one reader (of the whole store, or of one shard of its tasks) took from it."""
+
+    def __init__(self, tally: RunTally, kept: _Kept | None) -> None:
+        self.tally, self.kept = tally, kept
+        self.infra: dict[str, list[int]] = {}
+        self.first_seen: dict[str, int] = {}  # task -> line of its first record (shards only)
+
+
+def _read_store(
+    p: str,
+    keep: bool,
+    prices: Mapping[str, ModelPrice] | None,
+    shard: tuple[int, int] | None = None,
+) -> _StoreRead:
+    with iter_store(p, shard=shard) as st:
+        h = st.header
+        price, catalog = (
+            (None, prices) if prices is not None else pricing_from_dict(h.get("pricing"))
+        )
+        tasks: dict[str, list[str]] = dict(h.get("tasks") or {})
+        out = _StoreRead(
+            RunTally(tasks=tasks, price=price, prices=catalog), _Kept(tasks) if keep else None
+        )
+        for rec in st:
+            if shard is not None and rec["task_id"] not in out.first_seen:
+                out.first_seen[rec["task_id"]] = st.line
+            _infra_add(out.infra, rec)
+            if not rec.get("infra_error"):  # an infrastructure error is not a trial
+                _store_trial(rec, h, out.tally, out.kept)
+    return out
+
+
+def _read_shards(p: str, prices: Mapping[str, ModelPrice] | None, n: int) -> _StoreRead:
+    """The store read by ``n`` processes, one shard of its tasks each, merged in file order.
+
+    A shard reports the first error in its own records; if any fails (or the processes cannot
+    run), one reader reads the file again, and reports the file's first error as it always did.
+    """
     try:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=n) as pool:
+            jobs = [pool.submit(_read_store, p, False, prices, (i, n)) for i in range(n)]
+            parts = [job.result() for job in jobs]
+    except (StoreError, KeyError, TypeError, ValueError, OSError, BrokenProcessPool):
+        return _read_store(p, False, prices)
+    first_seen: dict[str, int] = {}
+    infra: dict[str, list[int]] = {}
+    for part in parts:
+        first_seen.update(part.first_seen)
+        infra.update(part.infra)
+    out = _StoreRead(RunTally.merged([part.tally for part in parts], first_seen), None)
+    out.infra = {t: infra[t] for t in sorted(infra, key=first_seen.__getitem__)}
+    return out
+
+
+def _from_store(
+    p: str, keep: bool, prices: Mapping[str, ModelPrice] | None, workers: int | None = None
+) -> RunSummary:
+    try:
+        n = _readers(p, workers)
         with iter_store(p) as st:
-            h = st.header
-            price, catalog = (
-                (None, prices) if prices is not None else pricing_from_dict(h.get("pricing"))
-            )
-            run = RunProvenance.from_dict(h["run"])
-            tasks: dict[str, list[str]] = dict(h.get("tasks") or {})
-            tally = RunTally(tasks=tasks, price=price, prices=catalog)
-            kept = _Kept(tasks) if keep else None
-            infra: dict[str, list[int]] = {}
-            for rec in st:
-                _infra_add(infra, rec)
-                if not rec.get("infra_error"):  # an infrastructure error is not a trial
-                    _store_trial(rec, h, tally, kept)
-        return _store_summary(p, h, run, tasks, tally, kept, infra)
+            h = st.header  # the header alone: the records are read below
+        run = RunProvenance.from_dict(h["run"])
+        read = _read_store(p, keep, prices) if keep or n == 1 else _read_shards(p, prices, n)
+        tasks: dict[str, list[str]] = dict(h.get("tasks") or {})
+        return _store_summary(p, h, run, tasks, read.tally, read.kept, read.infra)
     except StoreError as e:
         raise RunLoadError(str(e)) from None
     except (KeyError, TypeError, ValueError) as e:

@@ -68,6 +68,7 @@ import concurrent.futures
 import json
 import os
 import time
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -88,6 +89,7 @@ __all__ = [
     "header_bytes",
     "iter_store",
     "read_store",
+    "task_shard",
 ]
 
 #: Format version of the header line.
@@ -373,13 +375,49 @@ def _parse(path: str, data: bytes) -> tuple[dict[str, Any] | None, list[dict[str
     return (scan.header if scan.complete else None), records, end, torn
 
 
+def task_shard(task_id: str, shards: int) -> int:
+    """Which of ``shards`` shards a task's records belong to (``0 <= shard < shards``): a CRC-32
+    of its UTF-8 bytes, the same in every process and on every run.
+
+    Example:
+        >>> task_shard("refund-1", 2) == task_shard("refund-1", 2)
+        True
+    """
+    return zlib.crc32(task_id.encode("utf-8", "surrogatepass")) % shards
+
+
+#: How a record written by this module begins: its task id, as a JSON string, comes first.
+_RECORD_START = b'{"task_id":"'
+
+
+def _line_shard(raw: bytes, shards: int) -> int | None:
+    """The shard of a record line read from its first bytes, or ``None`` when that would need
+    parsing (another writer's key order, or an escape in the task id: then the record's parsed
+    ``task_id`` decides, as :func:`task_shard` of it). A JSON string without a backslash is its
+    UTF-8 bytes, so both ways give the same shard."""
+    if not raw.startswith(_RECORD_START):
+        return None
+    start = len(_RECORD_START)
+    end = raw.find(b'"', start)
+    if end < 0 or raw.find(b"\\", start, end) >= 0:
+        return None
+    return zlib.crc32(raw[start:end]) % shards
+
+
 class StoreStream:
     """A store read once, as a stream: :attr:`header` at once, the records as they are read.
 
     Memory holds one record at a time (plus a byte per seen trial to refuse a trial recorded
     twice with different verdicts), whatever the file's size. Iterate once; the file is closed
     when the iteration ends (or on :meth:`close`, or leaving a ``with`` block).
-    :attr:`torn_tail` is known once the iteration has ended.
+    :attr:`torn_tail` is known once the iteration has ended. :attr:`line` is the line number of
+    the record last yielded.
+
+    With ``shard=(i, n)`` only the records of the tasks in shard ``i`` of ``n``
+    (:func:`task_shard`) are yielded, and those of other tasks are mostly skipped unparsed:
+    ``n`` processes, one shard each, read a large store together, every trial once (a task's
+    records, its duplicates included, all fall in one shard). A line skipped unparsed is not
+    checked by this reader: the reader of its shard checks it.
 
     Example:
         >>> import os, tempfile
@@ -392,9 +430,11 @@ class StoreStream:
         (1, ['a'])
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, shard: tuple[int, int] | None = None) -> None:
         self.path = path
         self.torn_tail = False
+        self.line = 0
+        self._shard = shard
         self._fh: IO[bytes] | None = open(path, "rb")  # noqa: SIM115 (closed by close())
         self._scan = _Scan(path)
         self._no = 0
@@ -427,11 +467,16 @@ class StoreStream:
         self.header: dict[str, Any] = self._scan.header
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
+        mine, shards = self._shard or (0, 1)
         try:
             for no, raw in self._it:
+                if shards > 1 and _line_shard(raw, shards) not in (mine, None):
+                    continue  # another shard's task
                 rec = self._scan.feed(raw, no)
-                if rec is not None:
-                    yield rec
+                if rec is None or (shards > 1 and task_shard(rec["task_id"], shards) != mine):
+                    continue
+                self.line = no
+                yield rec
         finally:
             self.close()
 
@@ -453,14 +498,25 @@ class StoreStream:
         self.close()
 
 
-def iter_store(path: str | os.PathLike[str]) -> StoreStream:
+def iter_store(
+    path: str | os.PathLike[str], *, shard: tuple[int, int] | None = None
+) -> StoreStream:
     """Open a store to read it once, as a stream (see :class:`StoreStream`); never modifies it.
+
+    Args:
+        path: The store file.
+        shard: ``(i, n)``: only the records of the tasks in shard ``i`` of ``n``.
 
     Raises:
         StoreError: the file has no (complete) header; while iterating, a corrupt line before
             the last one.
     """
-    return StoreStream(_path(path))
+    if shard is not None:
+        i, n = shard
+        positive_int("iter_store shard count", n)
+        if not (type(i) is int and 0 <= i < n):
+            raise ValueError(f"iter_store: shard index must be an int in [0, {n}), got {i!r:.50}")
+    return StoreStream(_path(path), shard)
 
 
 def read_store(path: str | os.PathLike[str]) -> StoreSnapshot:

@@ -239,6 +239,25 @@ class MetricTally:
             acc = self._sums[task_id] = _Sums(len(self._keys))
         _add(acc, detail, self._keys, self.fields, (self.name, task_id))
 
+    @classmethod
+    def merged(cls, parts: Sequence[MetricTally]) -> MetricTally:
+        """One metric's tally of several that saw disjoint sets of tasks, in file order (the
+        first part's first Score gives the direction, as the first Score read would)."""
+        out = cls.__new__(cls)
+        first = parts[0]
+        out.name, out.metric, out.fields, out._keys = (
+            first.name,
+            first.metric,
+            first.fields,
+            first._keys,
+        )
+        out._sums, out._kept = {}, {}
+        out._first = next((p._first for p in parts if p._first is not None), None)
+        for p in parts:
+            out._sums.update(p._sums)
+            out._kept.update(p._kept)
+        return out
+
     def summary(self, order: Iterable[str] = ()) -> MetricSummary:
         """The :class:`~ek.agents.summary.MetricSummary`: tasks in ``order`` first, then the
         others in the order they were first seen; the value is the metric's own aggregate."""
@@ -325,6 +344,53 @@ class RunTally:
             if m is None:
                 m = self.metrics[name] = MetricTally(name, (aggregated_as or {}).get(name))
             m.add(task_id, score)
+
+    @classmethod
+    def merged(cls, parts: Sequence[RunTally], first_seen: Mapping[str, int]) -> RunTally:
+        """One tally of several over disjoint sets of tasks of one run (shards of a store read
+        in several processes, each built with the same ``tasks``, price and prices).
+
+        ``first_seen`` (``task_id -> position`` of its first trial in the file, for every
+        task read) puts what one reader orders as it reads in file order: the tasks ``tasks``
+        did not list (so the counts, and every figure drawn from them, are one reader's), the
+        slices, and each metric's first Score. Only sums of dollars are added part by part
+        (equal to one reader's up to the last bits of a float).
+        """
+        if not parts:
+            raise ValueError("RunTally.merged needs at least one tally, got none")
+        at = first_seen.__getitem__
+        head = parts[0]
+        out = cls(price=head._price, prices=head._prices)
+        out._slices_of = dict(head._slices_of)
+        listed = set(head._order)
+        unlisted = sorted({t for p in parts for t in p._counts if t not in listed}, key=at)
+        for t in (*head._order, *unlisted):
+            held = [p._counts[t] for p in parts if t in p._counts]
+            out._counts[t] = [sum(nc[0] for nc in held), sum(nc[1] for nc in held)]
+        out._order = list(head._order)
+        out._cost = CostTally.merged([p._cost for p in parts])
+        slices: dict[str, list[CostTally]] = {}
+        for t in sorted((t for t in first_seen if t in out._slices_of), key=at):
+            for sname in out._slices_of[t]:
+                slices.setdefault(sname, [])
+        for p in parts:
+            for sname, tally in p._slice_cost.items():
+                slices.setdefault(sname, []).append(tally)
+        out._slice_cost = {sname: CostTally.merged(ts) for sname, ts in slices.items() if ts}
+
+        def first_read(m: MetricTally) -> int:  # where a part read its first Score of the metric
+            return min(map(at, m._sums or m._kept), default=0)
+
+        for name in sorted({n for p in parts for n in p.metrics}):
+            held_by = sorted((p.metrics[name] for p in parts if name in p.metrics), key=first_read)
+            out.metrics[name] = MetricTally.merged(held_by)
+        out.agent_failures = sum(p.agent_failures for p in parts)
+        for p in sorted(
+            parts, key=lambda p: min((at(t) for t, nc in p._counts.items() if nc[0]), default=0)
+        ):
+            for limit, n in p.budget_hits.items():
+                out.budget_hits[limit] = out.budget_hits.get(limit, 0) + n
+        return out
 
     @property
     def counts(self) -> dict[str, tuple[int, int]]:
