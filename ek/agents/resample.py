@@ -33,7 +33,7 @@ import operator
 import random
 import sys
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
 
 from ek.base import Score
@@ -59,6 +59,15 @@ def _columns(
             v = det[key]
             col.append(_NAN if v is None else float(v))
     return cols
+
+
+def _picker(idx: Sequence[int]) -> Callable[[Sequence[float]], Sequence[float]]:
+    """``col -> the values col[i] for i in idx``, in order (``itemgetter`` of a single index
+    gives the value itself, not a tuple)."""
+    if len(idx) == 1:
+        only = idx[0]
+        return lambda col: (col[only],)
+    return operator.itemgetter(*idx)
 
 
 class MetricBootstrap:
@@ -118,8 +127,9 @@ class MetricBootstrap:
             cur = [s for i in ic for s in self._cur[self.cur_ids[i]]]
             base = [s for i in ib for s in self._base[self.base_ids[i]]]
             return self.agg(cur) - self.agg(base)
-        c = self._agg_sums([sum(map(col.__getitem__, ic)) for col in self._cc])
-        return c - self._agg_sums([sum(map(col.__getitem__, ib)) for col in self._bc])
+        pick_c, pick_b = _picker(ic), _picker(ib)  # each column's drawn values in one C call
+        c = self._agg_sums([sum(pick_c(col)) for col in self._cc])
+        return c - self._agg_sums([sum(pick_b(col)) for col in self._bc])
 
     def method(self, n_resamples: int, seed: int) -> str:
         """The :attr:`~ek.stats.Interval.method` recorded."""
