@@ -8,7 +8,9 @@ dask's LocalCluster and subprocess pipes need them).
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +19,7 @@ import pytest
 from _offline import install
 
 _SCRATCH = Path(tempfile.mkdtemp(prefix="ek-tests-home-"))
+atexit.register(shutil.rmtree, _SCRATCH, True)  # each test process removes its own
 
 _ENV = {
     "DEEPEVAL_TELEMETRY_OPT_OUT": "1",

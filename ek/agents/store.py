@@ -190,12 +190,14 @@ def _path(path: Any) -> str:
 
 
 def _loads(line: str | bytes) -> Any:
+    if isinstance(line, bytes):  # as json.loads decodes UTF-8, without guessing the encoding
+        line = line.decode("utf-8")
+        if line[:1] == "\ufeff":
+            line = line[1:]
     obj = json.loads(line)
-    if isinstance(line, str):
-        line = line.encode("utf-8", "surrogatepass")
     # the spellings ek.jsonio writes (non-finite floats, tagged strings); a line without any
     # (the common case: _dumps writes every other line with plain json) needs no decoding walk
-    if b'"NaN"' in line or b'Infinity"' in line or b'"$float"' in line or b'"$str"' in line:
+    if '"NaN"' in line or 'Infinity"' in line or '"$float"' in line or '"$str"' in line:
         return from_json_safe(obj)
     return obj
 
