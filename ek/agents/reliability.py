@@ -38,7 +38,6 @@ from array import array
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any
 
 from ek._validate import short_repr
@@ -371,12 +370,15 @@ def _bucket_table(task_class: list[int], bits: int) -> bytes:
     return bytes(table)
 
 
-def _buckets(raw: bytes, words: array[int], bits: int) -> Sequence[int]:
-    """Each draw's bucket: the top ``bits`` bits of its first word (``raw``: the draws' words
-    as ``getrandbits`` gave them, little-endian; ``words``: the same, as ints)."""
-    if bits == 16 and sys.byteorder == "little" and array("H").itemsize == 2:
-        return array("H", raw)[1::4]  # a first word's top half is a draw's 2nd 16-bit part
-    return list(map(operator.rshift, words[0::2], repeat(32 - bits)))
+def _buckets(draws: int, m: int, bits: int, mask: int) -> array[int]:
+    """Each draw's bucket, the top ``bits`` bits of its first word, from ``draws``, the integer
+    ``getrandbits(64 * m)`` returned: draw ``i``'s first word is its bits ``64 i`` to
+    ``64 i + 31``, so one shift and one ``mask`` (``bits`` ones at the bottom of each 64-bit
+    slot) leave every draw's bucket in a slot of its own, with no Python step a draw."""
+    out = array("Q", ((draws >> (32 - bits)) & mask).to_bytes(8 * m, "little"))
+    if sys.byteorder == "big":  # pragma: no cover - the machines ek runs on are little-endian
+        out.byteswap()
+    return out
 
 
 def _class_draw_counts(
@@ -392,7 +394,8 @@ def _class_draw_counts(
     m = len(task_class)
     scale = m / float(1 << 53)
     bits = 16 if m <= _SMALL_TABLE_TASKS else 20
-    bulk = n_classes < _MAX_BYTE_CLASSES and array("I").itemsize == 4 and m < 1 << 32
+    bulk = n_classes < _MAX_BYTE_CLASSES and m < 1 << 32
+    bulk = bulk and array("I").itemsize == 4 and array("Q").itemsize == 8
     table = _bucket_table(task_class, bits) if bulk else b""
     # with many classes, or so many tasks that buckets often straddle two classes (each such
     # draw is decoded in Python), the plain draws are faster: one Python step a draw
@@ -405,13 +408,14 @@ def _class_draw_counts(
             out.append(cnt)
         return out
     classes = range(n_classes)
+    mask = int.from_bytes(((1 << bits) - 1).to_bytes(8, "little") * m, "little")
     out = []
     for _ in range(n_resamples):
-        raw = rng.getrandbits(64 * m).to_bytes(8 * m, "little")
-        words = array("I", raw)
+        draws = rng.getrandbits(64 * m)
+        words = array("I", draws.to_bytes(8 * m, "little"))
         if sys.byteorder == "big":  # pragma: no cover - the machines ek runs on are little-endian
             words.byteswap()
-        top = _buckets(raw, words, bits)
+        top = _buckets(draws, m, bits, mask)
         drawn = bytes(operator.itemgetter(*top)(table)) if m > 1 else bytes([table[top[0]]])
         tally = Counter(drawn)
         cnt = [tally[c] for c in classes]
