@@ -390,6 +390,8 @@ def _counts_case(case: str) -> dict[str, tuple[int, int]]:
         return {"a": (4, 4), "b": (4, 1), "c": (4, 1)}
     if case == "2000 tasks, 51 classes":  # the bench's shape: k = 50, any number of successes
         return {f"t{i}": (50, rng.choice([0, 50, rng.randint(0, 50)])) for i in range(2000)}
+    if case == "6000 tasks, 51 classes":  # over 4,096 tasks: buckets of 20 bits, in bulk
+        return {f"t{i}": (50, rng.randint(0, 50)) for i in range(6000)}
     if case == "300 classes":  # over the 254 classes the bulk draws count in a byte
         return {f"t{i}": (60 + i % 5, (i // 5) % 61) for i in range(610)}  # 305 classes
     if case == "alternating, 9000 tasks":  # most 16-bit buckets straddle two classes
@@ -405,6 +407,7 @@ def _counts_case(case: str) -> dict[str, tuple[int, int]]:
         ("three tasks", 7, 2**40 + 1, 0.5),
         ("2000 tasks, 51 classes", 2000, 0, 0.95),
         ("2000 tasks, 51 classes", 301, 11, 0.99),
+        ("6000 tasks, 51 classes", 30, 4, 0.95),
         ("300 classes", 40, 5, 0.9),
         ("alternating, 9000 tasks", 20, 1, 0.95),
         ("unequal n", 500, 2, 0.8),
