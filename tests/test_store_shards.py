@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import warnings
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -223,4 +224,27 @@ def test_a_record_whose_episode_is_null_is_refused_on_both_paths(
     ) as st:
         st.append({"task_id": "t", "trial": 0, "success": True, "episode": None})
     with pytest.raises(RunLoadError, match="'episode' must be a JSON object, got None"):
+        load_run(path, episodes=episodes)
+
+
+@pytest.mark.parametrize("episodes", [True, False])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("scores", [1], "'scores' must be a JSON object, got [1]"),
+        ("scores", {"tool_calls": {"value": 1, "detail": [1, 2]}}, "must be a mapping, got list"),
+    ],
+)
+def test_a_record_with_malformed_scores_is_refused_on_both_paths(
+    tmp_path: Path, episodes: bool, field: str, value: Any, message: str
+) -> None:
+    from ek.agents.store import TrialStore
+
+    path = tmp_path / "bad.jsonl"
+    rec = {"task_id": "t", "trial": 0, "success": True, "episode": {"task_id": "t"}, field: value}
+    with TrialStore.open(
+        path, {"run": {"agent": "a"}, "suite": {"fingerprint": "f"}, "k": 1}
+    ) as st:
+        st.append(rec)
+    with pytest.raises(RunLoadError, match=re.escape(message)):
         load_run(path, episodes=episodes)

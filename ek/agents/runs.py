@@ -201,14 +201,17 @@ def _store_trial(
     rec: Mapping[str, Any], h: Mapping[str, Any], tally: RunTally, kept: _Kept | None
 ) -> None:
     ok = bool(rec["success"])
-    e = rec["episode"]
-    if not isinstance(e, Mapping):
-        raise TypeError(f"a trial record's 'episode' must be a JSON object, got {short_repr(e)}")
+    e, scores = rec["episode"], rec.get("scores") or {}
+    for key, value in (("episode", e), ("scores", scores)):
+        if not isinstance(value, Mapping):
+            raise TypeError(
+                f"a trial record's {key!r} must be a JSON object, got {short_repr(value)}"
+            )
     if kept is None:
         # only what the statistics need: the costs and the error, checked as an Episode checks them
         error = opt_str("Episode.error", e.get("error"))
         costs = Cost.several(e.get("cost"))
-        tally.add(rec["task_id"], ok, costs, error=error, scores=rec.get("scores") or {})
+        tally.add(rec["task_id"], ok, costs, error=error, scores=scores)
         return
     d = dict(e)
     d.setdefault("run", h["run"])

@@ -33,6 +33,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ek._validate import short_repr
 from ek.base import Score
 from ek.scalar_gate import metric_direction
 
@@ -232,6 +233,11 @@ class MetricTally:
             detail = score.get("detail") or {}
         else:
             detail = score_from_record(score, self.name).detail  # raises: not a score
+        if type(detail) is not dict and not isinstance(detail, Mapping):  # untrusted records
+            raise TypeError(
+                f"metric {self.name!r} task {task_id!r}: Score.detail must be a mapping, got "
+                f"{type(detail).__name__}: {short_repr(detail)}"
+            )
         if self._first is None:
             self._first = detail
         acc = self._sums.get(task_id)
