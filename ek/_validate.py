@@ -59,6 +59,15 @@ def short_repr(value: Any, limit: int = MAX_REPR) -> str:
         >>> short_repr(deep, 30)
         '[[[[[[[[[[[[[[[[[[[[[...]]]]]]'
     """
+    kind = type(value)
+    if limit > 0 and (
+        (kind is str and len(value) <= limit)
+        or kind is float
+        or kind is bool
+        or value is None
+        or (kind is int and value.bit_length() <= _INT_BITS)
+    ):
+        return repr(value)[:limit]  # a small scalar (the common case): its repr is cheap
     out: list[str] = []
     _emit(value, out, limit, 0)
     return "".join(out)[:limit]

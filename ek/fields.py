@@ -45,16 +45,13 @@ def f1_score(tp: float, fp: float, fn: float) -> float:
         >>> f1_score(2, 1, 1), f1_score(0, 0, 0), f1_score(0, 1, 0)
         (0.6666666666666666, 1.0, 0.0)
     """
-    if not (  # three finite floats >= 0 (NaN fails the comparisons) need no other check
-        type(tp) is float
-        and type(fp) is float
-        and type(fn) is float
-        and 0.0 <= tp < _INF
-        and 0.0 <= fp < _INF
-        and 0.0 <= fn < _INF
-    ):
+    if type(tp) is not float or type(fp) is not float or type(fn) is not float:
         _check_counts(tp, fp, fn)
     denom = 2.0 * tp + fp + fn
+    # Counts >= 0 (NaN fails the comparisons) with a finite sum need no other check; else the
+    # full check says which one is wrong (a sum that only overflows is not an error).
+    if not (tp >= 0.0 and fp >= 0.0 and fn >= 0.0 and denom < _INF):
+        _check_counts(tp, fp, fn)
     # Empty prediction against empty gold: nothing was missed and nothing invented.
     return 1.0 if denom == 0 else 2.0 * tp / denom
 

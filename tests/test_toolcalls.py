@@ -602,3 +602,62 @@ def test_aggregate_refuses_what_is_not_a_tool_call_score() -> None:
         m.aggregate(["x"])
     with pytest.raises(ValueError, match="no detail 'tp'"):
         m.aggregate([Score(1.0)])
+
+
+# --------------------------------------------------------------------------- issue 17 speed pass
+# (2026-12-01) Each cheaper step must leave results and errors as they were; these go through
+# the real metric.
+
+
+def test_exact_claiming_takes_first_unclaimed_equal_call_across_tools() -> None:
+    # Claiming scans the unclaimed predicted calls (all tools, index order). Gold 0 = a(x=1)
+    # claims pred 1 (the first a(x=1); pred 0 is another tool), gold 1 = b(x=1) claims pred 0,
+    # pred 2 = a(x=1) is left extra. TP = 2 calls x (1 + 1) = 4, FP = mass 2, FN 0:
+    # F1 = 2*4 / (2*4 + 2) = 0.8.
+    pred = [S("b", x=1), S("a", x=1), S("a", x=1)]
+    gold = [S("a", x=1), S("b", x=1)]
+    r = match_calls(pred, gold)
+    assert [(m.gold_index, m.pred_index, m.exact) for m in r.matched] == [
+        (0, 1, True),
+        (1, 0, True),
+    ]
+    assert [e.index for e in r.extra] == [2]
+    s = M(pred, gold)
+    assert (s.value, s.detail["tp"], s.detail["fp"], s.detail["fn"]) == (0.8, 4.0, 2.0, 0.0)
+
+
+@pytest.mark.parametrize("side", ["pred", "gold"])
+def test_cyclic_list_after_strings_still_refused(side: str) -> None:
+    # A list is entered (cycle check) at its first element that is not a known string: a
+    # cycle behind two strings is refused with the same message as before.
+    loop: list[object] = ["a", "b"]
+    loop.append(loop)
+    calls = [S("f", x=loop)]
+    pred, gold = (calls, []) if side == "pred" else ([], calls)
+    who = "predicted" if side == "pred" else "gold"
+    with pytest.raises(
+        ValueError, match=rf"^{who} call 0 \('f'\) argument 'x': the value is cyclic"
+    ):
+        M(pred, gold)
+
+
+def test_list_of_strings_depth_limit_unchanged() -> None:
+    # A list of strings at nesting level 100 (99 lists around it) is frozen; one level deeper
+    # is refused, as before the lazy entering.
+    deep: object = ["s"]
+    for _ in range(99):
+        deep = [deep]
+    assert M([S("f", x=deep)], []).value == 0.0  # scored: one extra call
+    with pytest.raises(ValueError, match="nested deeper than 100 levels"):
+        M([S("f", x=[deep])], [])
+
+
+def test_reason_quotes_values_cut_as_short_repr() -> None:
+    # The wrong-argument text quotes the predicted value with short_repr(v, 40): a short
+    # string whole, a long one cut to 40 characters, a huge int by its size.
+    long = "y" * 50
+    s = M([S("f", a="xx", b=long, c=10**2000)], [S("f", a="z", b="w", c=1)])
+    reason = s.reason
+    assert "f.a (call #0 vs gold #0) got 'xx', expected 'z'" in reason
+    assert "got '" + "y" * 39 + ", expected 'w'" in reason  # "'" + 39 characters = 40
+    assert "got an int of 6644 bits, expected 1" in reason  # 10**2000 has 6644 bits

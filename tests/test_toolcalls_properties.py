@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from hypothesis import given, settings
@@ -102,3 +103,60 @@ def test_choosing_any_acceptable_values_in_any_order_is_valid(spec: Any, rnd: An
     pred = [Step(t, {k: rnd.choice(vals) for k, vals in a.items()}) for t, a in spec]
     rnd.shuffle(pred)
     assert match_calls(pred, gold).valid
+
+
+# --------------------------------------------------------------------------- f1_score's checks
+# (issue 17 speed pass, 2026-12-01) f1_score checks the types first and the signs and the sum
+# after; it must accept and refuse exactly what the check of every count did before.
+
+
+def _f1_before(tp: Any, fp: Any, fn: Any) -> float:
+    """The rule before: three finite floats >= 0 go straight through; otherwise each count in
+    turn must be a number (not a bool: TypeError) that fits a float, is finite and >= 0
+    (ValueError); the error names the count."""
+    inf = float("inf")
+    if not (
+        type(tp) is float
+        and type(fp) is float
+        and type(fn) is float
+        and 0.0 <= tp < inf
+        and 0.0 <= fp < inf
+        and 0.0 <= fn < inf
+    ):
+        for label, v in (("tp", tp), ("fp", fp), ("fn", fn)):
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise TypeError(label)
+            try:
+                x = float(v)
+            except OverflowError:
+                raise ValueError(label) from None
+            if not (math.isfinite(x) and v >= 0):
+                raise ValueError(label)
+    denom = 2.0 * tp + fp + fn
+    return 1.0 if denom == 0 else 2.0 * tp / denom
+
+
+_COUNT = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, 1.0, 1e308, -0.0, -1.0]),
+    st.integers(min_value=-3, max_value=10**400),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+)
+
+
+def _outcome(fn: Any, *args: Any) -> tuple[str, Any]:
+    try:
+        v = fn(*args)
+    except (TypeError, ValueError) as e:
+        return type(e).__name__, str(e).split(" ", 1)[0]  # the kind of error and the count named
+    return "ok", "nan" if v != v else v
+
+
+@settings(max_examples=600, deadline=None)
+@given(_COUNT, _COUNT, _COUNT)
+def test_f1_score_accepts_and_refuses_as_before(tp: Any, fp: Any, fn: Any) -> None:
+    from ek.fields import f1_score
+
+    assert _outcome(f1_score, tp, fp, fn) == _outcome(_f1_before, tp, fp, fn)

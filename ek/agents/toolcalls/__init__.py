@@ -204,17 +204,17 @@ def tool_call_score(result: MatchResult) -> Score:
     """
     valid = result.valid
     f1 = result.value
-    detail = ReadOnlyDict(
-        tp=result.tp,
-        fp=result.fp,
-        fn=result.fn,
-        passed=valid,
-        valid=valid,
-        higher_is_better=True,
-        reason=result.explain(f1, valid),
+    detail = {
+        "tp": result.tp,
+        "fp": result.fp,
+        "fn": result.fn,
+        "passed": valid,
+        "valid": valid,
+        "higher_is_better": True,
+        "reason": result.explain(f1, valid),
         **result.to_dict(),
-    )
-    return Score(f1, detail)
+    }
+    return Score(f1, ReadOnlyDict(detail))
 
 
 class _PreparedGold:

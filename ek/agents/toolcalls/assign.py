@@ -108,34 +108,27 @@ def _claim_exact(
     """
     if len(preds) > _SCAN_LIMIT and len(golds) > _SCAN_LIMIT:
         return _claim_exact_hashed(preds, golds)
-    unclaimed: dict[str, list[PredictedCall]] = {}  # tool -> its predicted calls not claimed
-    for p in preds:
-        unclaimed.setdefault(p.tool, []).append(p)
+    free = list(preds)  # the predicted calls not claimed yet, in index order
     pairs: list[Pair] = []
     rest_g: list[ExpectedCall] = []
     for g in golds:
         lit = g.lit
-        same_tool = unclaimed.get(g.tool)
-        if same_tool and lit is not None and g.info.fields is None:
-            for j, p in enumerate(same_tool):
-                if p.fargs == lit:
-                    del same_tool[j]
+        if lit is not None and g.info.fields is None:
+            tool = g.tool
+            for p in free:
+                if p.tool == tool and p.fargs == lit:
+                    free.remove(p)  # (by identity: a prepared call equals only itself)
                     pairs.append((g, p, None))
                     break
             else:
                 rest_g.append(g)
         else:
             rest_g.append(g)
-    if not pairs:
-        return pairs, list(preds), rest_g
-    if len(pairs) == len(preds):
-        return pairs, [], rest_g
-    claimed = {p.index for _, p, _ in pairs}
-    return pairs, [p for p in preds if p.index not in claimed], rest_g
+    return pairs, free, rest_g
 
 
 #: Above this many calls a side, exact claiming looks predicted calls up by their arguments
-#: instead of scanning the tool's unclaimed calls (which is quadratic when few calls match).
+#: instead of scanning the unclaimed calls (which is quadratic when few calls match).
 _SCAN_LIMIT = 32
 
 

@@ -420,7 +420,7 @@ class PredictedCall:
                 except (TypeError, ValueError) as e:
                     raise _where("predicted", index, tool, k, e) from None
             fargs[k] = fv
-            mass += imps.get(k, dimp)
+            mass += imps.get(k, dimp) if imps else dimp  # (no importances: no look-up)
         self.fargs: dict[str, Any] = fargs
         self.mass: float = mass
 
@@ -475,7 +475,7 @@ class ExpectedCall:
                         pats[k] = pat
                         continue
             pats[k] = pat
-            mass += imps.get(k, dimp)
+            mass += imps.get(k, dimp) if imps else dimp  # (no importances: no look-up)
         self.pats = pats
         self.optional = frozenset(optional) if optional else _NONE
         self.lit: dict[str, Any] | None = pats if literal else None

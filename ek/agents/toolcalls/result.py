@@ -228,15 +228,21 @@ class MatchResult:
             else [],
         }
 
-    def _wrong_rows(self) -> list[tuple[str, int, int, ArgVerdict]]:
-        """(tool, gold index, predicted index, verdict) of every argument that was not a match."""
-        return [
-            (g.tool, g.index, p.index, a)
-            for g, p, c in self.pairs
-            if c is not None and not c.exact
-            for a in c.verdicts
-            if a.verdict != "match"
-        ]
+    def _wrong_rows(self) -> tuple[tuple[str, int, int, ArgVerdict], ...]:
+        """(tool, gold index, predicted index, verdict) of every argument that was not a match
+        (built once: the reason and the breakdown both list them)."""
+        got = self.__dict__.get("_wrong")
+        if got is None:
+            got = self.__dict__["_wrong"] = tuple(
+                [
+                    (g.tool, g.index, p.index, a)
+                    for g, p, c in self.pairs
+                    if c is not None and not c.exact
+                    for a in c.verdicts
+                    if a.verdict != "match"
+                ]
+            )
+        return got
 
 
 def _call_match(g: ExpectedCall, p: PredictedCall, c: Comparison | None) -> CallMatch:

@@ -208,14 +208,23 @@ class Context:
         return v if v == v else NAN  # NaN equals NaN
 
     def _container(self, v: Any, path: tuple[int, ...]) -> Any:
-        p = _enter(v, path)
         if type(v) is list or type(v) is tuple or not isinstance(v, Mapping):
+            if len(path) >= MAX_DEPTH:
+                _enter(v, path)  # raises
             memo = self.memo
             items = []
+            # The path into v, entered at its first element that is not a known string (a
+            # list of strings cannot hold itself: a cycle needs a container).
+            p: tuple[int, ...] | None = None
             for x in v:  # (a loop: strings, the common element, straight from the memo)
                 fx = memo.get(x) if type(x) is str else None
-                items.append(self.freeze(x, p) if fx is None else fx)
+                if fx is None:
+                    if p is None:
+                        p = _enter(v, path)
+                    fx = self.freeze(x, p)
+                items.append(fx)
             return (LIST, tuple(items))
+        p = _enter(v, path)
         items = []
         for k, x in v.items():
             if type(k) is not str:
