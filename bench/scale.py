@@ -7,7 +7,9 @@ metrics (task success, tool calls, trajectory, Cost-of-Pass), cloned onto ``tria
 synthetic tasks (k = 50, three slices; the verdict of each clone is drawn per task and trial,
 so pass^k, the consistency and the gate have something to estimate). Each measurement runs
 ``ek-agents report`` or ``ek-agents gate`` in a fresh subprocess of a wrapper process, whose
-``resource.getrusage(RUSAGE_CHILDREN)`` gives its peak RSS. Results: ``bench/README.md``.
+``resource.getrusage(RUSAGE_CHILDREN)`` gives its peak RSS. ``report`` and ``gate`` run as a user
+runs them (a store of 32 MiB or more read by one process per core); ``report --workers 1`` is
+also timed, one process reading the whole file. Results: ``bench/README.md``.
 
 Run: ``python bench/scale.py`` (all sizes) or ``python bench/scale.py 10000 100000``.
 """
@@ -162,11 +164,13 @@ def main(argv: Sequence[str]) -> int:
             built = time.perf_counter() - t0
             mb = os.path.getsize(cur) / 1e6
             rt, rm, rc = _measure(["report", cur])
+            st, _, _ = _measure(["report", cur, "--workers", "1"])
             gt, gm, gc = _measure(["gate", base, cur])
-            rows.append((n, mb, rt, rm, rc, gt, gm, gc))
+            rows.append((n, mb, rt, rm, rc, gt, gm, gc, st))
             print(
                 f"{n:>9,} trials  {mb:7.1f} MB  built {built:6.1f} s   report {rt:6.2f} s "
-                f"{rm:7.1f} MB (exit {rc})   gate {gt:6.2f} s {gm:7.1f} MB (exit {gc})",
+                f"{rm:7.1f} MB (exit {rc}; one reader {st:6.2f} s)   gate {gt:6.2f} s "
+                f"{gm:7.1f} MB (exit {gc})",
                 flush=True,
             )
             for p in (cur, base):
@@ -176,12 +180,18 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _print_table(rows: Sequence[tuple[Any, ...]]) -> None:
-    print("\n| trials | store | report | report peak RSS | gate (2 runs) | gate peak RSS |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for n, mb, rt, rm, _, gt, gm, _ in rows:
-        print(f"| {n:,} | {mb:.0f} MB | {rt:.2f} s | {rm:.0f} MB | {gt:.2f} s | {gm:.0f} MB |")
+    print(
+        "\n| trials | store | report | report, one reader | report peak RSS | gate (2 runs) "
+        "| gate peak RSS |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for n, mb, rt, rm, _, gt, gm, _, st in rows:
+        print(
+            f"| {n:,} | {mb:.0f} MB | {rt:.2f} s | {st:.2f} s | {rm:.0f} MB | {gt:.2f} s "
+            f"| {gm:.0f} MB |"
+        )
     if len(rows) >= 2:
-        (n0, _, r0, m0, _, g0, h0, _), (n1, _, r1, m1, _, g1, h1, _) = rows[0], rows[-1]
+        (n0, _, r0, m0, _, g0, h0, _, _), (n1, _, r1, m1, _, g1, h1, _, _) = rows[0], rows[-1]
         print(
             f"\nslope {n0:,} -> {n1:,} trials (x{n1 / n0:g}): report time x{r1 / r0:.1f}, "
             f"memory x{m1 / m0:.2f}; gate time x{g1 / g0:.1f}, memory x{h1 / h0:.2f}"
