@@ -30,7 +30,6 @@ import concurrent.futures
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from ek._validate import opt_str, positive_int, short_repr
@@ -285,6 +284,10 @@ def _read_shards(p: str, prices: Mapping[str, ModelPrice] | None, n: int) -> _St
     A shard reports the first error in its own records; if any fails (or the processes cannot
     run), one reader reads the file again, and reports the file's first error as it always did.
     """
+    # imported here: multiprocessing is only needed for a large store (and registers
+    # "__mp_main__" among the loaded modules)
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         with concurrent.futures.ProcessPoolExecutor(max_workers=n) as pool:
             jobs = [pool.submit(_read_store, p, False, prices, (i, n)) for i in range(n)]
