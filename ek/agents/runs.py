@@ -99,8 +99,7 @@ def load_run(
         prices: A ``{model: ModelPrice}`` catalogue to price the trials' costs with, instead of
             the pricing a store recorded (a baseline keeps no costs to re-price: ignored).
         workers: For a store read with ``episodes=False``: how many processes read it, one
-            shard of its tasks each (every figure as one reader's; sums of dollars equal to
-            its up to the last bits of a float). Default: one below
+            shard of its tasks each (every figure as one reader's). Default: one below
             :data:`PARALLEL_MIN_BYTES`, else one per core available, at most
             :data:`MAX_READERS`. Other files and ``episodes=True`` read in this process.
 
@@ -248,8 +247,10 @@ def _readers(p: str, workers: int | None) -> int:
 class _StoreRead:
     """What one reader (of the whole store, or of one shard of its tasks) took from it."""
 
-    def __init__(self, tally: RunTally, kept: _Kept | None) -> None:
-        self.tally, self.kept = tally, kept
+    def __init__(
+        self, header: dict[str, Any], run: RunProvenance, tally: RunTally, kept: _Kept | None
+    ) -> None:
+        self.header, self.run, self.tally, self.kept = header, run, tally, kept
         self.infra: dict[str, list[int]] = {}
         self.first_seen: dict[str, int] = {}  # task -> line of its first record (shards only)
 
@@ -262,13 +263,13 @@ def _read_store(
 ) -> _StoreRead:
     with iter_store(p, shard=shard) as st:
         h = st.header
+        run = RunProvenance.from_dict(h["run"])  # a header naming no valid run fails first
         price, catalog = (
             (None, prices) if prices is not None else pricing_from_dict(h.get("pricing"))
         )
         tasks: dict[str, list[str]] = dict(h.get("tasks") or {})
-        out = _StoreRead(
-            RunTally(tasks=tasks, price=price, prices=catalog), _Kept(tasks) if keep else None
-        )
+        tally = RunTally(tasks=tasks, price=price, prices=catalog)
+        out = _StoreRead(h, run, tally, _Kept(tasks) if keep else None)
         for rec in st:
             if shard is not None and rec["task_id"] not in out.first_seen:
                 out.first_seen[rec["task_id"]] = st.line
@@ -299,7 +300,10 @@ def _read_shards(p: str, prices: Mapping[str, ModelPrice] | None, n: int) -> _St
     for part in parts:
         first_seen.update(part.first_seen)
         infra.update(part.infra)
-    out = _StoreRead(RunTally.merged([part.tally for part in parts], first_seen), None)
+    head = parts[0]
+    out = _StoreRead(
+        head.header, head.run, RunTally.merged([part.tally for part in parts], first_seen), None
+    )
     out.infra = {t: infra[t] for t in sorted(infra, key=first_seen.__getitem__)}
     return out
 
@@ -309,12 +313,10 @@ def _from_store(
 ) -> RunSummary:
     try:
         n = _readers(p, workers)
-        with iter_store(p) as st:
-            h = st.header  # the header alone: the records are read below
-        run = RunProvenance.from_dict(h["run"])
         read = _read_store(p, keep, prices) if keep or n == 1 else _read_shards(p, prices, n)
+        h = read.header
         tasks: dict[str, list[str]] = dict(h.get("tasks") or {})
-        return _store_summary(p, h, run, tasks, read.tally, read.kept, read.infra)
+        return _store_summary(p, h, read.run, tasks, read.tally, read.kept, read.infra)
     except StoreError as e:
         raise RunLoadError(str(e)) from None
     except (KeyError, TypeError, ValueError) as e:

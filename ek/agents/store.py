@@ -472,10 +472,12 @@ class StoreStream:
         mine, shards = self._shard or (0, 1)
         try:
             for no, raw in self._it:
-                if shards > 1 and _line_shard(raw, shards) not in (mine, None):
+                # the line's shard from its first bytes, or None: known once it is parsed
+                at = _line_shard(raw, shards) if shards > 1 else mine
+                if at is not None and at != mine:
                     continue  # another shard's task
                 rec = self._scan.feed(raw, no)
-                if rec is None or (shards > 1 and task_shard(rec["task_id"], shards) != mine):
+                if rec is None or (at is None and task_shard(rec["task_id"], shards) != mine):
                     continue
                 self.line = no
                 yield rec

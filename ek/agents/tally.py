@@ -29,6 +29,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -249,14 +250,7 @@ class MetricTally:
     def merged(cls, parts: Sequence[MetricTally]) -> MetricTally:
         """One metric's tally of several that saw disjoint sets of tasks, in file order (the
         first part's first Score gives the direction, as the first Score read would)."""
-        out = cls.__new__(cls)
-        first = parts[0]
-        out.name, out.metric, out.fields, out._keys = (
-            first.name,
-            first.metric,
-            first.fields,
-            first._keys,
-        )
+        out = copy.copy(parts[0])  # the same metric and fields; its tasks are set below
         out._sums, out._kept = {}, {}
         out._first = next((p._first for p in parts if p._first is not None), None)
         for p in parts:
@@ -359,8 +353,8 @@ class RunTally:
         ``first_seen`` (``task_id -> position`` of its first trial in the file, for every
         task read) puts what one reader orders as it reads in file order: the tasks ``tasks``
         did not list (so the counts, and every figure drawn from them, are one reader's), the
-        slices, and each metric's first Score. Only sums of dollars are added part by part
-        (equal to one reader's up to the last bits of a float).
+        slices, and each metric's first Score. Dollars are summed exactly
+        (:class:`~ek.agents.cost.CostTally`), so they too are one reader's.
         """
         if not parts:
             raise ValueError("RunTally.merged needs at least one tally, got none")
