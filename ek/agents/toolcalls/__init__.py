@@ -204,6 +204,7 @@ def tool_call_score(result: MatchResult) -> Score:
     """
     valid = result.valid
     f1 = result.value
+    matched, missing, extra, wrong_args = result.breakdown()  # (to_dict()'s four lists)
     detail = {
         "tp": result.tp,
         "fp": result.fp,
@@ -212,7 +213,10 @@ def tool_call_score(result: MatchResult) -> Score:
         "valid": valid,
         "higher_is_better": True,
         "reason": result.explain(f1, valid),
-        **result.to_dict(),
+        "matched": matched,
+        "missing": missing,
+        "extra": extra,
+        "wrong_args": wrong_args,
     }
     return Score(f1, ReadOnlyDict(detail))
 

@@ -77,18 +77,25 @@ def match(
     """
     pairs, rest_p, rest_g = _claim_exact(preds, golds)
     if rest_p and rest_g:
-        job = _Job(ctx, objective, extra_cost, [max_cells if max_cells is not None else -1])
-        assigned, missing, extra = _assign_rest(rest_p, rest_g, job)
+        # The options travel to the groups as arguments (a NamedTuple of them cost a twentieth
+        # of matching an episode with a wrong argument); only the budget changes.
+        cells_left = [max_cells if max_cells is not None else -1]
+        assigned, missing, extra = _assign_rest(
+            rest_p, rest_g, ctx, objective, extra_cost, cells_left
+        )
         if assigned:
-            pairs = _in_gold_order(pairs + assigned)
+            pairs += assigned
+            # (gold indices are distinct: sorting by them is a total order; on a few pairs
+            # a keyed sort costs a third of rebuilding them through a dict)
+            pairs.sort(key=_gold_index)
     else:
         missing, extra = rest_g, rest_p
     return _result(pairs, missing, extra)
 
 
-def _in_gold_order(pairs: list[Pair]) -> list[Pair]:
-    by_gold = {g.index: (g, p, c) for g, p, c in pairs}
-    return [by_gold[i] for i in sorted(by_gold)]
+def _gold_index(pair: Pair) -> int:
+    g, _, _ = pair
+    return g.index
 
 
 def _index(call: PredictedCall | ExpectedCall) -> int:
@@ -159,17 +166,10 @@ class AssignmentTooLarge(ValueError):
     (``match(..., max_cells=...)``). The message names the tool and the sizes."""
 
 
-class _Job(NamedTuple):
-    """What every group of one :func:`match` call shares."""
-
-    ctx: Context
-    objective: Objective
-    extra_cost: bool
-    cells_left: list[int]  # [Hungarian cells still allowed], -1 = no limit
-
-
-def _spend(job: _Job, tool: str, n: int, m: int) -> None:
-    left = job.cells_left[0]
+def _spend(cells_left: list[int], tool: str, n: int, m: int) -> None:
+    """Take a Hungarian of ``n`` gold and ``m`` predicted calls out of the budget
+    ``cells_left`` (``[cells still allowed]``, ``[-1]``: no limit)."""
+    left = cells_left[0]
     if left < 0:
         return
     cells = n * (m + n)
@@ -179,16 +179,20 @@ def _spend(job: _Job, tool: str, n: int, m: int) -> None:
             f"{cells:,} cells, over the limit of {left:,} cells left (their arguments agree "
             "partly in too many different ways to be assigned by classes)"
         )
-    job.cells_left[0] = left - cells
+    cells_left[0] = left - cells
 
 
 def _assign_rest(
     preds: list[PredictedCall],
     golds: list[ExpectedCall],
-    job: _Job,
+    ctx: Context,
+    objective: Objective,
+    extra_cost: bool,
+    cells_left: list[int],
 ) -> tuple[list[Pair], list[ExpectedCall], list[PredictedCall]]:
     """The calls left after exact claiming, assigned per tool-name group: (new pairs, missing
-    gold calls, extra predicted calls), the last two in index order."""
+    gold calls, extra predicted calls), the last two in index order. ``cells_left`` is the
+    Hungarian's budget (:func:`_spend`), shared by the groups."""
     by_tool_p: dict[str, list[PredictedCall]] = {}
     for p in preds:
         by_tool_p.setdefault(p.tool, []).append(p)
@@ -200,7 +204,9 @@ def _assign_rest(
     extra: list[PredictedCall] = []
     for tool, group_g in by_tool_g.items():
         group_p = by_tool_p.pop(tool, [])
-        left_g, left_p = _assign_group(group_p, group_g, job, pairs)
+        left_g, left_p = _assign_group(
+            group_p, group_g, ctx, objective, extra_cost, cells_left, pairs
+        )
         missing.extend(left_g)
         extra.extend(left_p)
     for group_p in by_tool_p.values():  # tools no gold call has
@@ -215,7 +221,10 @@ def _assign_rest(
 def _assign_group(
     preds: list[PredictedCall],
     golds: list[ExpectedCall],
-    job: _Job,
+    ctx: Context,
+    objective: Objective,
+    extra_cost: bool,
+    cells_left: list[int],
     pairs_out: list[Pair],
 ) -> tuple[list[ExpectedCall], list[PredictedCall]]:
     """A maximum bipartite matching inside one tool-name group; returns what is left.
@@ -224,7 +233,6 @@ def _assign_group(
     "leave both unmatched" (the gold call's mass, plus the predicted call's mass when extra
     calls cost) always allowed.
     """
-    ctx, objective, extra_cost = job.ctx, job.objective, job.extra_cost
     if not preds:
         return golds, preds
     if len(golds) == 1 and len(preds) == 1:  # the commonest group: no matrix to solve
@@ -238,7 +246,7 @@ def _assign_group(
         left = _assign_by_class(preds, golds, ctx, objective, extra_cost, pairs_out)
         if left is not None:
             return left
-    _spend(job, golds[0].tool, len(golds), len(preds))
+    _spend(cells_left, golds[0].tool, len(golds), len(preds))
     return _assign_hungarian(preds, golds, ctx, objective, extra_cost, pairs_out)
 
 

@@ -63,97 +63,80 @@ def compare(p: PredictedCall, g: ExpectedCall, ctx: Context) -> Comparison:
     """Compare predicted call ``p`` with gold call ``g`` (same tool) argument by argument.
 
     Verdicts come in the gold call's argument order, then the predicted call's extra
-    arguments, then the schema's required arguments that neither side gave.
+    arguments, then the schema's required arguments that neither side gave. A match earns its
+    importance as TP, a wrong argument costs it as FP and FN, an extra one as FP, a missing
+    one as FN; ``cost`` counts each argument that is not a match once.
     """
     info = g.info
-    fields = info.fields
-    verdicts = _untyped_args(p, g) if fields is None else _typed_args(p, g, ctx)
-    for k, pv in p.args.items():
-        if k not in g.args:
+    fields = info.fields  # (None: no schema)
+    imps = info.importances
+    dimp = info.default_importance
+    pargs = p.args
+    gargs = g.args
+    verdicts: list[ArgVerdict] = []
+    # The counts are kept as each verdict is made, in verdict order: a second pass reading
+    # the verdicts back, and the typed and untyped arguments judged in separate functions,
+    # cost a tenth of a comparison.
+    tp = info.weight
+    fp = fn = cost = 0.0
+    n_match = 0  # an importance of 0 leaves fp and fn at 0: count the matches too
+    for k, pat in g.pats.items():
+        i = imps.get(k, dimp)
+        if k not in pargs:
+            why = _why_missing(g, k)
+            if why is not None:  # (None: an optional argument rightly omitted)
+                verdicts.append(ArgVerdict(k, "missing", i, None, gargs[k], why))
+                fn += i
+                cost += i
+        elif fields is not None and k not in fields:
+            why = f"not a parameter of {g.tool}"
+            verdicts.append(ArgVerdict(k, "extra", i, pargs[k], gargs[k], why))
+            fp += i
+            cost += i
+        else:
+            types = info.types.get(k)  # (a tool without a schema types nothing)
+            if types is not None:
+                why = typed_check(pargs[k], gargs[k], types, ctx)
+            else:
+                why = None if accepts(p.fargs[k], pat) else "value not acceptable"
+            if why is None:
+                verdicts.append(ArgVerdict(k, "match", i, pargs[k], gargs[k], ""))
+                tp += i
+                n_match += 1
+            else:
+                verdicts.append(ArgVerdict(k, "wrong", i, pargs[k], gargs[k], why))
+                fp += i
+                fn += i
+                cost += i
+    for k, pv in pargs.items():
+        if k not in gargs:
+            i = imps.get(k, dimp)
             why = (
                 "not expected" if fields is None or k in fields else f"not a parameter of {g.tool}"
             )
-            verdicts.append(ArgVerdict(k, "extra", info.importance(k), pv, None, why))
+            verdicts.append(ArgVerdict(k, "extra", i, pv, None, why))
+            fp += i
+            cost += i
     if fields is not None:
         for k, fs in fields.items():
-            if fs.required and k not in p.args and k not in g.args:
+            if fs.required and k not in pargs and k not in gargs:
+                i = imps.get(k, dimp)
                 why = "required by the tool's schema"
-                verdicts.append(ArgVerdict(k, "missing", info.importance(k), None, None, why))
-    return _tally(info.weight, verdicts)
-
-
-def _untyped_args(p: PredictedCall, g: ExpectedCall) -> list[ArgVerdict]:
-    """The verdicts on the gold arguments of a tool without a schema: the predicted call's
-    frozen value against the compiled pattern (an optional argument may be left out)."""
-    imps = g.info.importances
-    dimp = g.info.default_importance
-    verdicts = []
-    for k, pat in g.pats.items():
-        if k not in p.args:
-            if k not in g.optional:
-                why = "expected, not given"
-                verdicts.append(ArgVerdict(k, "missing", imps.get(k, dimp), None, g.args[k], why))
-        elif accepts(p.fargs[k], pat):
-            verdicts.append(ArgVerdict(k, "match", imps.get(k, dimp), p.args[k], g.args[k], ""))
-        else:
-            why = "value not acceptable"
-            verdicts.append(ArgVerdict(k, "wrong", imps.get(k, dimp), p.args[k], g.args[k], why))
-    return verdicts
-
-
-def _typed_args(p: PredictedCall, g: ExpectedCall, ctx: Context) -> list[ArgVerdict]:
-    """The verdicts on the gold arguments of a tool with a schema (BFCL's checks)."""
-    verdicts = []
-    for k in g.pats:
-        v = _typed_arg(p, g, k, ctx)
-        if v is not None:  # (None: an optional argument rightly omitted)
-            verdicts.append(v)
-    return verdicts
-
-
-def _typed_arg(p: PredictedCall, g: ExpectedCall, k: str, ctx: Context) -> ArgVerdict | None:
-    """The verdict on gold argument ``k`` of a tool with a schema (BFCL's checks)."""
-    info = g.info
-    i = info.importance(k)
-    expected = g.args[k]
-    fs = info.fields.get(k) if info.fields is not None else None
-    if k not in p.args:
-        if k in g.optional and not (fs is not None and fs.required):
-            return None
-        missing = "required by the tool's schema" if k in g.optional else "expected, not given"
-        return ArgVerdict(k, "missing", i, None, expected, missing)
-    pv = p.args[k]
-    if fs is None:
-        return ArgVerdict(k, "extra", i, pv, expected, f"not a parameter of {g.tool}")
-    types = info.types[k]
-    if types is not None:
-        why = typed_check(pv, expected, types, ctx)
-    else:
-        why = None if accepts(p.fargs[k], g.pats[k]) else "value not acceptable"
-    if why is None:
-        return ArgVerdict(k, "match", i, pv, expected, "")
-    return ArgVerdict(k, "wrong", i, pv, expected, why)
-
-
-def _tally(weight: float, verdicts: list[ArgVerdict]) -> Comparison:
-    """Add up the verdicts of one pair: a match earns its importance as TP, a wrong argument
-    costs it as FP and FN, an extra one as FP, a missing one as FN."""
-    tp = weight
-    fp = fn = cost = 0.0
-    n_match = 0  # an importance of 0 leaves fp and fn at 0: count the verdicts too
-    for v in verdicts:
-        i = v.importance
-        if v.verdict == "match":
-            tp += i
-            n_match += 1
-            continue
-        if v.verdict != "missing":
-            fp += i
-        if v.verdict != "extra":
-            fn += i
-        cost += i
+                verdicts.append(ArgVerdict(k, "missing", i, None, None, why))
+                fn += i
+                cost += i
     exact = fp == 0.0 and fn == 0.0 and n_match == len(verdicts)
     return Comparison(tuple(verdicts), exact, tp, fp, fn, cost)
+
+
+def _why_missing(g: ExpectedCall, k: str) -> str | None:
+    """Why gold argument ``k``, absent from the predicted call, counts as missing (``None``:
+    it may be left out, being optional and not required by the tool's schema)."""
+    if k not in g.optional:
+        return "expected, not given"
+    fields = g.info.fields
+    fs = fields.get(k) if fields is not None else None
+    return "required by the tool's schema" if fs is not None and fs.required else None
 
 
 def identical(p: PredictedCall, g: ExpectedCall) -> Comparison:

@@ -109,11 +109,12 @@ def show(v: Any) -> Any:
         >>> show({"unit": AnyOf("C", optional=True), "days": (1, 2)})
         {'unit': {'any_of': ['C'], 'optional': True}, 'days': [1, 2]}
     """
-    if type(v) in _SCALARS:
+    kind = type(v)
+    if kind in _SCALARS:
         return v
     if isinstance(v, AnyOf):
         return v.to_dict()
-    if isinstance(v, Mapping):
+    if kind is dict or isinstance(v, Mapping):  # (a dict skips the ABC check: ~1k)
         return {k: show(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
         return [show(x) for x in v]

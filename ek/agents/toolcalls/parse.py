@@ -452,7 +452,7 @@ class ExpectedCall:
         dimp = info.default_importance
         mass = info.weight
         pats: dict[str, Any] = {}
-        optional = []
+        optional: list[str] | None = None  # (a list only once an argument is optional)
         literal = True
         for k, v in args.items():  # (argument names are str: every call shape checks them)
             # compile_pattern(v, ctx), its two commonest cases written out
@@ -471,13 +471,15 @@ class ExpectedCall:
                 if is_pattern(pat):
                     literal = False
                     if type(pat) is AnyPattern and pat.optional:
+                        if optional is None:
+                            optional = []
                         optional.append(k)
                         pats[k] = pat
                         continue
             pats[k] = pat
             mass += imps.get(k, dimp) if imps else dimp  # (no importances: no look-up)
         self.pats = pats
-        self.optional = frozenset(optional) if optional else _NONE
+        self.optional = _NONE if optional is None else frozenset(optional)
         self.lit: dict[str, Any] | None = pats if literal else None
         self.mass: float = mass
 
