@@ -3,7 +3,10 @@
 Scores the same 10,000 generated episodes (duplicates, reorderings, wrong arguments, extra and
 missing calls, value-equal duplicate gold calls) with
 
-* ek ``ToolCallMetric()`` (its one path: the full Score with reason and breakdown),
+* ek ``ToolCallMetric()`` (its one path: the full Score with reason and breakdown), and the
+  same path's :class:`~ek.agents.toolcalls.MatchResult` (``metric.match(pred, gold)``, what
+  the Score is built from) with only its value read: the result renders its reason and rows
+  when they are first read,
 * Ragas 0.4.3 ``ToolCallF1`` and ``ToolCallAccuracy`` (collections API; ``ascore`` driven
   directly: the coroutine awaits nothing, so ``send(None)`` returns its result without an event
   loop; the public sync ``score()`` is timed on a subset as well),
@@ -186,6 +189,14 @@ def main(n: int = 10_000) -> None:
         (
             "ek ToolCallMetric, every detail read (reason and rows)",
             lambda: [_read_all(ek(p, g)) for _, p, g in cases],
+        )
+    )
+    # The value alone, on the same path: ek.match() is the MatchResult that ek() turns into
+    # its Score; the result renders its reason and rows only when they are read.
+    runs.append(
+        (
+            "ek ToolCallMetric.match (MatchResult; value read, reason rendered when read)",
+            lambda: [ek.match(p, g).value for _, p, g in cases],
         )
     )
 

@@ -10,7 +10,8 @@ case generation and input building are not counted. Same cases as ``bench/toolca
 
 Run: ``.venv/bin/python bench/toolcalls_instructions.py [n_episodes_per_kind]`` (needs
 ``valgrind``; a few minutes). Prints thousands of instructions per episode per case kind (ek
-reading the value, ek building every detail too, the two Ragas metrics) and the ratio of ek to
+reading the Score's value, ek reading its reason too, ek reading the value of the
+MatchResult that the Score is built from, the two Ragas metrics) and the ratio of ek to
 the fastest Ragas metric.
 """
 
@@ -47,6 +48,14 @@ def _inner(tool: str, n: int) -> None:
 
         def fn(p: Any, g: Any) -> float:
             return m(p, g).value
+
+    elif tool == "ek_match":  # the same path's MatchResult, its value alone
+
+        def build(cases: list[Any]) -> list[tuple[Any, Any]]:
+            return [(p, g) for _, p, g in cases]
+
+        def fn(p: Any, g: Any) -> float:
+            return m.match(p, g).value
 
     elif tool == "ek_detail":  # the reason read too (since issue 17 it is built with the value)
 
@@ -119,17 +128,18 @@ def main(n: int = 300) -> None:
     if shutil.which("valgrind") is None:
         print("valgrind not found: this benchmark counts instructions with callgrind")
         return
-    ek, ekd, f1, acc = (_measure(tool, n) for tool in ("ek", "ek_detail", "f1", "acc"))
+    tools = ("ek", "ek_detail", "ek_match", "f1", "acc")
+    ek, ekd, ekm, f1, acc = (_measure(tool, n) for tool in tools)
     print(f"{n} episodes per row; thousands of instructions per episode (callgrind)\n")
     print(
-        "| cases | ek | ek, detail read | Ragas ToolCallF1 | Ragas ToolCallAccuracy "
-        "| ek / fastest |"
+        "| cases | ek Score | ek Score, reason read | ek MatchResult value | Ragas ToolCallF1 "
+        "| Ragas ToolCallAccuracy | ek Score / fastest Ragas |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
-    for label, e, d, f, a in zip(("bench mix", *KINDS), ek, ekd, f1, acc):
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for label, e, d, mv, f, a in zip(("bench mix", *KINDS), ek, ekd, ekm, f1, acc):
         print(
-            f"| {label} | {e / 1e3:.1f}k | {d / 1e3:.1f}k | {f / 1e3:.1f}k | {a / 1e3:.1f}k "
-            f"| {e / min(f, a):.2f} |"
+            f"| {label} | {e / 1e3:.1f}k | {d / 1e3:.1f}k | {mv / 1e3:.1f}k | {f / 1e3:.1f}k "
+            f"| {a / 1e3:.1f}k | {e / min(f, a):.2f} |"
         )
 
 

@@ -661,3 +661,40 @@ def test_reason_quotes_values_cut_as_short_repr() -> None:
     assert "f.a (call #0 vs gold #0) got 'xx', expected 'z'" in reason
     assert "got '" + "y" * 39 + ", expected 'w'" in reason  # "'" + 39 characters = 40
     assert "got an int of 6644 bits, expected 1" in reason  # 10**2000 has 6644 bits
+
+
+# --------------------------------------------------------------------------- the value alone
+
+
+def test_match_result_is_what_the_score_is_built_from() -> None:
+    # The README and bench offer metric.match(...).value as "the value alone": it must be the
+    # Score's value, verdict, reason and rows, on every kind of the bench mix and on a schema
+    # task with a destructive tool and a wrong argument (F1 = 2*12 / (2*12 + 8 + 8) = 0.6).
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    try:
+        from toolcalls import make_cases  # type: ignore[import-not-found]
+    finally:
+        sys.path.pop(0)
+    refund = ToolSpec("refund", [FieldSpec("order_id", "string", importance=8.0)], destructive=True)
+    task = TaskSpec(
+        "t1",
+        tools=[refund, ToolSpec("lookup")],
+        gold_calls=[S("lookup", order_id="A1"), S("refund", order_id="A1")],
+    )
+    cases = [(p, g) for _, p, g in make_cases(180, seed=3)]
+    cases.append(([S("lookup", order_id="A1"), S("refund", order_id="B2")], task))
+    m = ToolCallMetric()
+    for pred, gold in cases:
+        r = m.match(pred, gold)
+        s = m(pred, gold)
+        assert r.value == s.value
+        assert r.valid is s.detail["passed"] is s.detail["valid"]
+        assert (r.tp, r.fp, r.fn) == (s.detail["tp"], s.detail["fp"], s.detail["fn"])
+        assert r.reason == s.reason
+        assert {k: s.detail[k] for k in ("matched", "missing", "extra", "wrong_args")} == (
+            r.to_dict()
+        )
+    assert round(r.value, 3) == 0.6 and not r.valid

@@ -262,6 +262,10 @@ class ToolCallMetric:
     :func:`match_calls` and :func:`tool_call_score` run, with two caches of the metric's own:
     the canonical form of every string seen, and the prepared gold of a TaskSpec or BfclCase
     gold (reused while it is the same object with the same calls, arguments unchanged).
+    A loop that needs the value alone can stop at :meth:`match`: the same path up to the
+    :class:`MatchResult`, whose ``value`` and ``valid`` are the Score's and whose reason and
+    rows are rendered only when read (about half the time of the whole Score; see
+    ``bench/README.md``).
 
     Args:
         grammar: Costs and schemas (a GraphGrammar, a TaskSpec or a list of ToolSpec). When
@@ -323,8 +327,21 @@ class ToolCallMetric:
     def match(self, pred: Any, gold: Any) -> MatchResult:
         """The :class:`MatchResult` behind :meth:`__call__` (the gold is read first).
 
+        Its ``value`` and ``valid`` are the Score's ``value`` and ``passed``; its reason and
+        breakdown are rendered when read, so a loop that needs the value alone costs about
+        half of building the Score.
+
         Raises:
-            ValueError: more than :data:`MAX_CALLS` calls on either side.
+            ValueError: more than :data:`MAX_CALLS` calls on either side (the Score of a
+                prediction that long is 0 with a reason instead).
+
+        Example:
+            >>> from ek.agents.base import Step
+            >>> m = ToolCallMetric()
+            >>> pred, gold = [Step("f", {"x": 1}), Step("g")], [Step("f", {"x": 1})]
+            >>> r = m.match(pred, gold)
+            >>> r.value == m(pred, gold).value, r.valid, r.reason == m(pred, gold).reason
+            (True, False, True)
         """
         ctx, golds = self._gold(gold)
         preds = prepare_predicted(pred, ctx)
