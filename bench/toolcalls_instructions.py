@@ -29,6 +29,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from toolcalls import KINDS, _drive, make_cases, ragas_inputs  # type: ignore[import-not-found]
 
 
+def _ek_inputs(cases: list[Any]) -> list[tuple[Any, Any]]:
+    """Each case as ek's ``(prediction, gold)``."""
+    return [(p, g) for _, p, g in cases]
+
+
 def _inner(tool: str, n: int) -> None:
     os.environ["RAGAS_DO_NOT_TRACK"] = "true"
     import gc
@@ -42,25 +47,19 @@ def _inner(tool: str, n: int) -> None:
     for _, p, g in make_cases(50, seed=5):  # warm the canonicaliser memo and look-ups
         m(p, g)
     if tool == "ek":
-
-        def build(cases: list[Any]) -> list[tuple[Any, Any]]:
-            return [(p, g) for _, p, g in cases]
+        build = _ek_inputs
 
         def fn(p: Any, g: Any) -> float:
             return m(p, g).value
 
     elif tool == "ek_match":  # the same path's MatchResult, its value alone
-
-        def build(cases: list[Any]) -> list[tuple[Any, Any]]:
-            return [(p, g) for _, p, g in cases]
+        build = _ek_inputs
 
         def fn(p: Any, g: Any) -> float:
             return m.match(p, g).value
 
     elif tool == "ek_detail":  # the reason read too (since issue 17 it is built with the value)
-
-        def build(cases: list[Any]) -> list[tuple[Any, Any]]:
-            return [(p, g) for _, p, g in cases]
+        build = _ek_inputs
 
         def fn(p: Any, g: Any) -> float:
             s = m(p, g)
