@@ -12,7 +12,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export DEEPEVAL_TELEMETRY_OPT_OUT := 1
 export RAGAS_DO_NOT_TRACK := true
 
-.PHONY: help venv install install-core test lint typecheck pytest test-core demo bench constraints clean
+.PHONY: help venv install install-core test lint typecheck pytest test-core demo bench constraints clean \
+	traces-fixtures
 
 help:
 	@echo "make demo         build .venv, install ek-agents, run the demo offline"
@@ -22,6 +23,7 @@ help:
 	@echo "                  the tests and doctests there (tests needing an extra skip)"
 	@echo "make bench        run every benchmark script in bench/"
 	@echo "make constraints  re-resolve requirements/constraints.txt with uv"
+	@echo "make traces-fixtures  regenerate tests/data/traces/stacks/ (one venv a stack)"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -92,6 +94,27 @@ bench: install
 constraints: $(BIN)/python
 	$(PIP) install -q uv
 	$(BIN)/uv pip compile requirements/all.in --python-version 3.11 -o $(CONSTRAINTS)
+
+# The trace fixtures of issue 29 (tests/data/traces/stacks/): each instrumentation stack runs the
+# same scripted world offline in its own venv under .venv-traces/ (their pins conflict with each
+# other and with ours), built from its exact pins, and rewrites its spans and truth files. Not
+# part of `make test`: the tests read the committed files.
+TRACES_GEN := tests/data/traces/stacks/gen
+TRACES_VENVS := .venv-traces
+TRACES_STACKS := agents_sdk_openinference agents_sdk_openllmetry
+TRACES_UV := $(TRACES_VENVS)/_uv/bin/uv
+
+$(TRACES_UV):
+	$(PYTHON) -m venv $(TRACES_VENVS)/_uv
+	$(TRACES_VENVS)/_uv/bin/python -m pip install -q "uv==0.13.9"
+
+$(TRACES_VENVS)/%/.installed: $(TRACES_GEN)/requirements-%.txt | $(TRACES_UV)
+	$(TRACES_UV) venv -q --clear --python $(PYTHON) $(TRACES_VENVS)/$*
+	$(TRACES_UV) pip install -q --python $(TRACES_VENVS)/$*/bin/python -r $<
+	touch $@
+
+traces-fixtures: $(TRACES_STACKS:%=$(TRACES_VENVS)/%/.installed)
+	@for s in $(TRACES_STACKS); do $(TRACES_VENVS)/$$s/bin/python $(TRACES_GEN)/$$s.py || exit 1; done
 
 clean:
 	rm -rf $(VENV) $(CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,148 @@
+"""A scripted OpenAI API on a mock transport: every model turn comes from the world's script.
+
+The ``openai`` client (3.x, on ``httpx2``) is given ``httpx2.MockTransport(FakeOpenAI(...))``:
+no network, a dummy key. Each request names its model; the model names its agent
+(:data:`world.MODELS`), and the agent's next scripted turn is answered, as a Chat Completions
+response (``/chat/completions``) or a Responses API response (``/responses``), with the turn's
+usage including cached input and reasoning tokens in the API's own shape.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from world import MODELS, Call, RunPlan, Stack, Usage, call_id, usage
+
+AGENT_OF_MODEL = {m: a for a, m in MODELS.items()}
+
+
+class FakeOpenAI:
+    """The mock transport's handler for one run at a time (:meth:`start` loads a run)."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.plan: RunPlan | None = None
+        self.next_turn: dict[str, int] = {}
+
+    def start(self, plan: RunPlan) -> None:
+        """Script the next run."""
+        self.plan, self.next_turn = plan, {a: 0 for a in plan.turns}
+
+    def finish(self) -> None:
+        """Check the run used every scripted turn (the framework followed the script)."""
+        assert self.plan is not None
+        for agent, turns in self.plan.turns.items():
+            done = self.next_turn[agent]
+            assert done == len(turns), f"{self.plan.task_id}: {agent} used {done}/{len(turns)}"
+
+    def _turn(self, model: str) -> tuple[str, int, Any]:
+        assert self.plan is not None, "no run started"
+        agent = AGENT_OF_MODEL[model]
+        i = self.next_turn[agent]
+        self.next_turn[agent] = i + 1
+        return agent, i, self.plan.turns[agent][i]
+
+    def _calls(self, agent: str, i: int, step: tuple[Call, ...]) -> list[tuple[str, Call]]:
+        assert self.plan is not None
+        return [(call_id(self.plan, agent, i, j), self.stack.call(c)) for j, c in enumerate(step)]
+
+    def __call__(self, request: Any) -> Any:
+        import httpx2
+
+        body = json.loads(request.content)
+        agent, i, step = self._turn(body["model"])
+        u = usage(agent, i)
+        path = request.url.path
+        if path.endswith("/chat/completions"):
+            payload = self._chat(body["model"], agent, i, step, u)
+        elif path.endswith("/responses"):
+            payload = self._responses(body["model"], agent, i, step, u)
+        else:
+            raise AssertionError(f"unexpected request {request.method} {path}")
+        return httpx2.Response(200, json=payload)
+
+    def _chat(self, model: str, agent: str, i: int, step: Any, u: Usage) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if isinstance(step, str):
+            message["content"] = step
+            finish = "stop"
+        else:
+            message["tool_calls"] = [
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.args)},
+                }
+                for cid, c in self._calls(agent, i, step)
+            ]
+            finish = "tool_calls"
+        return {
+            "id": f"chatcmpl-{agent}-{i}",
+            "object": "chat.completion",
+            "created": 1_800_000_000,
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": u.input,
+                "completion_tokens": u.output,
+                "total_tokens": u.input + u.output,
+                "prompt_tokens_details": {"cached_tokens": u.cache_read},
+                "completion_tokens_details": {"reasoning_tokens": u.reasoning},
+            },
+        }
+
+    def _responses(self, model: str, agent: str, i: int, step: Any, u: Usage) -> dict[str, Any]:
+        if isinstance(step, str):
+            output: list[dict[str, Any]] = [
+                {
+                    "type": "message",
+                    "id": f"msg_{agent}_{i}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": step, "annotations": []}],
+                }
+            ]
+        else:
+            output = [
+                {
+                    "type": "function_call",
+                    "id": f"fc_{cid}",
+                    "call_id": cid,
+                    "name": c.name,
+                    "arguments": json.dumps(c.args),
+                    "status": "completed",
+                }
+                for cid, c in self._calls(agent, i, step)
+            ]
+        return {
+            "id": f"resp_{agent}_{i}",
+            "object": "response",
+            "created_at": 1_800_000_000,
+            "status": "completed",
+            "model": model,
+            "output": output,
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": {
+                "input_tokens": u.input,
+                "input_tokens_details": {"cached_tokens": u.cache_read},
+                "output_tokens": u.output,
+                "output_tokens_details": {"reasoning_tokens": u.reasoning},
+                "total_tokens": u.input + u.output,
+            },
+        }
+
+
+def clients(fake: FakeOpenAI) -> tuple[Any, Any]:
+    """A sync and an async ``openai`` client answered by ``fake`` (dummy key, no network)."""
+    import httpx2
+    import openai
+
+    transport = httpx2.MockTransport(fake)
+    sync = openai.OpenAI(api_key="sk-dummy-offline", http_client=httpx2.Client(transport=transport))
+    aio = openai.AsyncOpenAI(
+        api_key="sk-dummy-offline", http_client=httpx2.AsyncClient(transport=transport)
+    )
+    return sync, aio
