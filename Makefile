@@ -101,7 +101,8 @@ constraints: $(BIN)/python
 # part of `make test`: the tests read the committed files.
 TRACES_GEN := tests/data/traces/stacks/gen
 TRACES_VENVS := .venv-traces
-TRACES_STACKS := agents_sdk_openinference agents_sdk_openllmetry
+TRACES_STACKS := agents_sdk_openinference agents_sdk_openllmetry langgraph_openinference \
+	langgraph_openllmetry
 TRACES_UV := $(TRACES_VENVS)/_uv/bin/uv
 
 $(TRACES_UV):

@@ -90,10 +90,10 @@ def generate(st: world.Stack, instrument: Callable[[Any], None]) -> None:
     fake = FakeOpenAI(st)
     _, aio = clients(fake)
     for plan in st.runs:
-        fake.start(plan)
+        fake.cursor.start(plan)
         with world.harness_span(provider, plan):
             result = asyncio.run(Runner.run(_agents(aio), plan.prompt))
-        fake.finish()
+        fake.cursor.finish()
         expected = world.run_truth(st, plan)["output"]
         assert result.final_output == expected, (plan.task_id, result.final_output)
     provider.shutdown()

@@ -12,40 +12,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from world import MODELS, Call, RunPlan, Stack, Usage, call_id, usage
+from world import MODELS, Call, Cursor, Stack, Usage, usage
 
 AGENT_OF_MODEL = {m: a for a, m in MODELS.items()}
 
 
 class FakeOpenAI:
-    """The mock transport's handler for one run at a time (:meth:`start` loads a run)."""
+    """The mock transport's handler; ``cursor`` holds the current run's script."""
 
     def __init__(self, stack: Stack) -> None:
         self.stack = stack
-        self.plan: RunPlan | None = None
-        self.next_turn: dict[str, int] = {}
-
-    def start(self, plan: RunPlan) -> None:
-        """Script the next run."""
-        self.plan, self.next_turn = plan, {a: 0 for a in plan.turns}
-
-    def finish(self) -> None:
-        """Check the run used every scripted turn (the framework followed the script)."""
-        assert self.plan is not None
-        for agent, turns in self.plan.turns.items():
-            done = self.next_turn[agent]
-            assert done == len(turns), f"{self.plan.task_id}: {agent} used {done}/{len(turns)}"
+        self.cursor = Cursor()
 
     def _turn(self, model: str) -> tuple[str, int, Any]:
-        assert self.plan is not None, "no run started"
         agent = AGENT_OF_MODEL[model]
-        i = self.next_turn[agent]
-        self.next_turn[agent] = i + 1
-        return agent, i, self.plan.turns[agent][i]
+        i, step = self.cursor.next(agent)
+        return agent, i, step
 
     def _calls(self, agent: str, i: int, step: tuple[Call, ...]) -> list[tuple[str, Call]]:
-        assert self.plan is not None
-        return [(call_id(self.plan, agent, i, j), self.stack.call(c)) for j, c in enumerate(step)]
+        return self.cursor.calls(self.stack, agent, i, step)
 
     def __call__(self, request: Any) -> Any:
         import httpx2

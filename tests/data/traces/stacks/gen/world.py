@@ -42,9 +42,9 @@ SUCCESS_ATTRIBUTE = "ek.success"
 
 MODELS = {"support": "support-model", "notifier": "notifier-model", "billing": "billing-model"}
 INSTRUCTIONS = {
-    "support": "You are a customer-support agent. Use the tools; hand billing questions over.",
-    "notifier": "You send customers short e-mails with send_email.",
-    "billing": "You handle refunds for billing questions with refund.",
+    "support": "You are a support agent.",
+    "notifier": "You e-mail customers.",
+    "billing": "You handle refunds.",
 }
 #: The tools each agent has (the sub-agent tool and the handoff are the stacks' own).
 AGENT_TOOLS = {
@@ -295,6 +295,39 @@ def final_text(plan: RunPlan, agent: str) -> str:
     last = plan.turns[agent][-1]
     assert isinstance(last, str), f"{plan.task_id}/{plan.trial}: {agent} ends without text"
     return last
+
+
+class Cursor:
+    """Where each agent is in the current run's script: a fake model asks it for its next turn."""
+
+    def __init__(self) -> None:
+        self.plan: RunPlan | None = None
+        self.next_turn: dict[str, int] = {}
+
+    def start(self, plan: RunPlan) -> None:
+        """Script the next run."""
+        self.plan, self.next_turn = plan, {a: 0 for a in plan.turns}
+
+    def next(self, agent: str) -> tuple[int, Turn]:
+        """``agent``'s next turn: its index and what the model says."""
+        assert self.plan is not None, "no run started"
+        i = self.next_turn[agent]
+        self.next_turn[agent] = i + 1
+        return i, self.plan.turns[agent][i]
+
+    def calls(
+        self, stack: Stack, agent: str, i: int, step: tuple[Call, ...]
+    ) -> list[tuple[str, Call]]:
+        """The calls of ``agent``'s turn ``i`` as the framework's model asks for them, with ids."""
+        assert self.plan is not None
+        return [(call_id(self.plan, agent, i, j), stack.call(c)) for j, c in enumerate(step)]
+
+    def finish(self) -> None:
+        """Check the run used every scripted turn (the framework followed the script)."""
+        assert self.plan is not None
+        for agent, turns in self.plan.turns.items():
+            done = self.next_turn[agent]
+            assert done == len(turns), f"{self.plan.task_id}: {agent} used {done}/{len(turns)}"
 
 
 # ----------------------------------------------------------------------------- the truth
@@ -608,7 +641,8 @@ def _structure(stack: Stack, spans: list[dict[str, Any]]) -> dict[str, str]:
         return out
     run = _run_spans(spans, "handoff")
     hand = [s for s in run if "handoff" in s["name"].lower() or stack.handoff_tool == s["name"]]
-    if hand and not any("billing" in t for s in hand for t in _texts(s)):
+    named = ("billing" in t.replace(stack.handoff_tool, "") for s in hand for t in _texts(s))
+    if hand and not any(named):
         out["handoff_target"] = (
             f"the handoff span {hand[0]['name']!r} does not name the target agent "
             f"(attributes {sorted(hand[0]['attrs'])})"
