@@ -49,6 +49,10 @@ class FakeOpenAI:
 
     def _chat(self, model: str, agent: str, i: int, step: Any, u: Usage) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": None}
+        final_tool = self.stack.final_answer_tool
+        if isinstance(step, str) and final_tool is not None:
+            # The framework answers through a tool (smolagents' final_answer).
+            step = (Call(final_tool, {"answer": step}),)
         if isinstance(step, str):
             message["content"] = step
             finish = "stop"

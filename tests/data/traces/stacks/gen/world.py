@@ -612,6 +612,7 @@ def _names_agent(span: dict[str, Any], agent: str) -> bool:
     return any(span["attrs"].get(k) == agent for k in AGENT_NAME_KEYS) or span["name"] in (
         agent,
         f"{agent}.agent",
+        f"{agent}.run",
         f"invoke_agent {agent}",
     )
 
