@@ -39,7 +39,7 @@ import os
 import stat
 import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
 __all__ = [
     "MAX_DEPTH",
@@ -49,10 +49,12 @@ __all__ = [
     "encode_float",
     "from_json_safe",
     "loads",
+    "open_regular_file",
     "path_text",
     "read_json",
     "readable_file",
     "to_json_safe",
+    "unique_keys",
     "writable_file",
     "write_json_atomic",
 ]
@@ -228,6 +230,35 @@ def dumps(obj: Any, *, indent: int | None = None, compact: bool = False) -> str:
     )
 
 
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's ``(key, value)`` pairs as a dict; a key given twice is a ValueError.
+
+    Use it as ``object_pairs_hook``. JSON leaves a duplicate name's meaning open (Python keeps
+    the last value; a reader that looks at the first one sees another record), so a file that
+    two readers may read differently is refused instead of guessed at.
+
+    Example:
+        >>> json.loads('{"a": 1, "b": 2}', object_pairs_hook=unique_keys)
+        {'a': 1, 'b': 2}
+        >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=unique_keys)
+        Traceback (most recent call last):
+        ...
+        ValueError: duplicate key 'a' in a JSON object (readers disagree on which value counts)
+    """
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                shown = key if len(key) <= 100 else key[:97] + "..."
+                raise ValueError(
+                    f"duplicate key {shown!r} in a JSON object (readers disagree on which "
+                    "value counts)"
+                )
+            seen.add(key)
+    return out
+
+
 def loads(text: str | bytes) -> Any:
     """Parse JSON text written by :func:`dumps` (non-finite floats restored)."""
     return from_json_safe(json.loads(text))
@@ -343,6 +374,47 @@ def writable_file(owner: str, path: Any) -> str:
     if not stat.S_ISREG(mode):
         raise ValueError(f"{owner}: expected a regular file, got {_kind(mode)}: {p}")
     return p
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def open_regular_file(owner: str, path: Any, *, write: bool = False) -> IO[bytes]:
+    """``path`` opened in binary, refused at once unless it is a regular file.
+
+    Reading (default): a buffered reader of an existing regular file. ``write=True``: an
+    unbuffered, appending handle that can also read (the file is created when absent; nothing
+    is truncated). A FIFO, a directory or a device is a ValueError naming it, never a blocking
+    ``open`` (a FIFO's ``open`` waits for its other end: opened here without blocking, then
+    checked on the open descriptor, so a path swapped after the check is caught too).
+
+    Raises:
+        TypeError / ValueError: see :func:`readable_file` and :func:`writable_file`.
+        FileNotFoundError: reading a missing file (or writing in a missing folder).
+
+    Example:
+        >>> open_regular_file("load", "/")
+        Traceback (most recent call last):
+        ...
+        ValueError: load: expected a regular file, got a directory: /
+    """
+    p = writable_file(owner, path) if write else readable_file(owner, path)
+    flags = (os.O_RDWR | os.O_APPEND | os.O_CREAT) if write else os.O_RDONLY
+    try:
+        fd = os.open(p, flags | _NONBLOCK | _CLOEXEC, 0o666)
+    except OSError as e:
+        if e.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO without a reader; a directory
+            writable_file(owner, p)  # names what the path is now
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"{owner}: expected a regular file, got {_kind(mode)}: {p}")
+        return open(fd, "a+b", buffering=0) if write else open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_json(path: str | os.PathLike[str], *, decode: bool = True) -> Any:

@@ -50,7 +50,12 @@ Durability, precisely:
   exist (Windows) no lock is taken: run one writer per store there.
 * Every record is validated on read (``success`` a bool, ``trial`` in ``[0, k)``, the episode's
   ``task_id`` the record's; the same trial twice with different verdicts is refused), with the
-  file and line in the message.
+  file and line in the message. Every line, header and records alike, is parsed with one rule
+  by every reader (the whole-file reader and the sharded one): a JSON object that names a key
+  twice is a corrupt line (JSON leaves open which value counts, and the sharded reader routes a
+  record by the task id its line begins with).
+* A store is a regular file (or, for a writer, no file yet): a FIFO, a directory or a device
+  is refused before any work, never opened (a FIFO's ``open`` would block forever).
 
 Example:
     >>> import os, tempfile
@@ -75,7 +80,14 @@ from types import TracebackType
 from typing import IO, Any
 
 from ek._validate import is_number, positive_int, positive_number
-from ek.jsonio import dumps, from_json_safe, to_json_safe
+from ek.jsonio import (
+    dumps,
+    from_json_safe,
+    open_regular_file,
+    path_text,
+    to_json_safe,
+    unique_keys,
+)
 
 __all__ = [
     "STORE_VERSION",
@@ -182,19 +194,23 @@ def _write_all(fh: IO[bytes], data: bytes) -> None:
         view = view[n:]
 
 
-def _path(path: Any) -> str:
-    """``path`` as a str; an int or bool (a file descriptor to ``open``) is not a path."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"a store path must be a str or os.PathLike, got {type(path).__name__}")
-    return os.fspath(path)
+# Every line is parsed with one rule: a JSON object that names a key twice is refused (Python
+# keeps the last value, but the sharded reader routes a record by the task id its line begins
+# with: the two readers would count a duplicate-keyed record differently).
+_DECODE = json.JSONDecoder(object_pairs_hook=unique_keys).decode
 
 
-def _loads(line: str | bytes) -> Any:
+def _text(line: str | bytes) -> str:
     if isinstance(line, bytes):  # as json.loads decodes UTF-8, without guessing the encoding
         line = line.decode("utf-8")
         if line[:1] == "\ufeff":
             line = line[1:]
-    obj = json.loads(line)
+    return line
+
+
+def _loads(line: str | bytes) -> Any:
+    line = _text(line)
+    obj = _DECODE(line)
     # the spellings ek.jsonio writes (non-finite floats, tagged strings); a line without any
     # (the common case: _dumps writes every other line with plain json) needs no decoding walk
     if '"NaN"' in line or 'Infinity"' in line or '"$float"' in line or '"$str"' in line:
@@ -272,10 +288,12 @@ class _Scan:
             return None
         try:
             obj = _loads(raw)
-        except (UnicodeDecodeError, ValueError) as e:
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise StoreError(
                 f"{self.path}:{no}: corrupt line (not JSON: {e}); refusing to guess"
             ) from None
+        except ValueError as e:  # a duplicate key (unique_keys), or nesting past the limit
+            raise StoreError(f"{self.path}:{no}: corrupt line ({e}); refusing to guess") from None
         if not isinstance(obj, dict):
             raise StoreError(f"{self.path}:{no}: expected a JSON object, got {type(obj).__name__}")
         header = self.header
@@ -351,10 +369,11 @@ def _short(obj: Any) -> str:
 
 
 def _torn(tail: bytes) -> bool:
-    """True when ``tail`` (a last line without its newline) is not a complete JSON object."""
+    """True when ``tail`` (a last line without its newline) is not a complete JSON object (a
+    complete one is read, and refused if it breaks a rule, as any other line)."""
     try:
-        return not isinstance(_loads(tail), dict)
-    except (UnicodeDecodeError, ValueError):
+        return not isinstance(json.loads(_text(tail)), dict)
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return True
 
 
@@ -437,7 +456,8 @@ class StoreStream:
         self.torn_tail = False
         self.line = 0
         self._shard = shard
-        self._fh: IO[bytes] | None = open(path, "rb")  # noqa: SIM115 (closed by close())
+        # a FIFO or a directory is refused here, never opened to block
+        self._fh: IO[bytes] | None = open_regular_file("iter_store", path)
         self._scan = _Scan(path)
         self._no = 0
         try:
@@ -520,7 +540,7 @@ def iter_store(
         positive_int("iter_store shard count", n)
         if not (type(i) is int and 0 <= i < n):
             raise ValueError(f"iter_store: shard index must be an int in [0, {n}), got {i!r:.50}")
-    return StoreStream(_path(path), shard)
+    return StoreStream(path_text("iter_store", path), shard)
 
 
 def read_store(path: str | os.PathLike[str]) -> StoreSnapshot:
@@ -637,9 +657,10 @@ class TrialStore:
         missing = [k for k in _COMPARED if k not in header]
         if missing:
             raise ValueError(f"a store header needs {list(_COMPARED)}, missing {missing}")
-        p = _path(path)
+        p = path_text("TrialStore.open", path)
         want = {"ek_store": STORE_VERSION, **to_json_safe(dict(header))}
-        fh = open(p, "ab", buffering=0)  # noqa: SIM115 (the store owns the handle)
+        # a regular file or none: a FIFO would block this open, a directory or device fail later
+        fh = open_regular_file("TrialStore.open", p, write=True)
         try:
             return cls._open_locked(
                 p, fh, want, fsync_every, fsync_interval, background_fsync=background_fsync
@@ -660,8 +681,8 @@ class TrialStore:
         background_fsync: bool,
     ) -> TrialStore:
         _lock(fh, p)
-        with open(p, "rb") as rfh:
-            existing = rfh.read()
+        fh.seek(0)
+        existing = fh.read()  # through the locked handle: the file this store writes
         old, records, end, torn = _parse(p, existing)
         if old is None:
             # new, empty, or only a torn header: start afresh
