@@ -102,7 +102,7 @@ constraints: $(BIN)/python
 TRACES_GEN := tests/data/traces/stacks/gen
 TRACES_VENVS := .venv-traces
 TRACES_STACKS := agents_sdk_openinference agents_sdk_openllmetry langgraph_openinference \
-	langgraph_openllmetry smolagents_openinference openai_v2_genai
+	langgraph_openllmetry smolagents_openinference openai_v2_genai pydantic_ai_instrumentation
 TRACES_UV := $(TRACES_VENVS)/_uv/bin/uv
 
 $(TRACES_UV):
