@@ -89,12 +89,8 @@ def generate(st: world.Stack, instrument: Callable[[Any], None]) -> None:
     instrument(provider)
     fake = FakeOpenAI(st)
     _, aio = clients(fake)
-    for plan in st.runs:
-        fake.cursor.start(plan)
-        with world.harness_span(provider, plan):
-            result = asyncio.run(Runner.run(_agents(aio), plan.prompt))
-        fake.cursor.finish()
-        expected = world.run_truth(st, plan)["output"]
-        assert result.final_output == expected, (plan.task_id, result.final_output)
-    provider.shutdown()
-    world.finish(st)
+
+    def run(plan: world.RunPlan) -> Any:
+        return asyncio.run(Runner.run(_agents(aio), plan.prompt)).final_output
+
+    world.run_all(st, provider, fake.cursor, run)

@@ -147,14 +147,10 @@ def main(name: str, instrumentation: str, instrument: Callable[[Any], None]) -> 
     instrument(provider)
     cursor = world.Cursor()
     support, desk = _graphs(st, cursor)
-    for plan in st.runs:
-        cursor.start(plan)
+
+    def run(plan: world.RunPlan) -> Any:
         graph = desk if "billing" in plan.turns else support
-        with world.harness_span(provider, plan):
-            result = graph.invoke({"messages": [("user", plan.prompt)]})
-        cursor.finish()
-        answer = result["messages"][-1].content
-        assert answer == world.world_output(st, plan), (plan.task_id, answer)
-    provider.shutdown()
-    world.finish(st)
+        return graph.invoke({"messages": [("user", plan.prompt)]})["messages"][-1].content
+
+    world.run_all(st, provider, cursor, run)
     return 0

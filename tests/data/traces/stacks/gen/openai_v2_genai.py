@@ -157,17 +157,15 @@ def main() -> int:
     fake = FakeOpenAI(STACK)
     sync, _ = clients(fake)
     loop = Loop(sync, handler)
-    for plan in STACK.runs:
-        fake.cursor.start(plan)
-        with world.harness_span(provider, plan):
-            messages = [{"role": "user", "content": plan.prompt}]
-            answer, handed_off = loop.run("support", messages)
-            if handed_off:
-                answer, _ = loop.run("billing", messages)
-        fake.cursor.finish()
-        assert answer == world.world_output(STACK, plan), (plan.task_id, answer)
-    provider.shutdown()
-    world.finish(STACK)
+
+    def run(plan: world.RunPlan) -> str | None:
+        messages = [{"role": "user", "content": plan.prompt}]
+        answer, handed_off = loop.run("support", messages)
+        if handed_off:
+            answer, _ = loop.run("billing", messages)
+        return answer
+
+    world.run_all(STACK, provider, fake.cursor, run)
     return 0
 
 

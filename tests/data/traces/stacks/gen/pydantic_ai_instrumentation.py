@@ -107,14 +107,9 @@ def main() -> int:
     fake = FakeOpenAI(STACK)
     _, aio = clients(fake)
     support, billing = _agents(aio, settings)
-    for plan in STACK.runs:
-        fake.cursor.start(plan)
-        with world.harness_span(provider, plan):
-            answer = asyncio.run(_run(support, billing, plan.prompt))
-        fake.cursor.finish()
-        assert answer == world.world_output(STACK, plan), (plan.task_id, answer)
-    provider.shutdown()
-    world.finish(STACK)
+    world.run_all(
+        STACK, provider, fake.cursor, lambda plan: asyncio.run(_run(support, billing, plan.prompt))
+    )
     return 0
 
 

@@ -114,14 +114,5 @@ def main(name: str, instrumentation: str, instrument: Callable[[Any], None]) -> 
     instrument(provider)
     fake = FakeOpenAI(st)
     client = httpx2.Client(transport=httpx2.MockTransport(fake))
-    for plan in st.runs:
-        if not st.expressible(plan):
-            continue
-        fake.cursor.start(plan)
-        with world.harness_span(provider, plan):
-            answer = _support(client).run(plan.prompt)
-        fake.cursor.finish()
-        assert answer == world.world_output(st, plan), (plan.task_id, answer)
-    provider.shutdown()
-    world.finish(st)
+    world.run_all(st, provider, fake.cursor, lambda plan: _support(client).run(plan.prompt))
     return 0

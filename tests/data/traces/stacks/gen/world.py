@@ -689,6 +689,21 @@ def setup_env() -> None:
     )
 
 
+def run_all(stack: Stack, provider: Any, cursor: Cursor, run: Callable[[RunPlan], Any]) -> None:
+    """Run every expressible run of the script, each under its harness span (``run(plan)``
+    returns the run's answer, checked against the script), then write the truth."""
+    for plan in stack.runs:
+        if not stack.expressible(plan):
+            continue
+        cursor.start(plan)
+        with harness_span(provider, plan):
+            answer = run(plan)
+        cursor.finish()
+        assert answer == world_output(stack, plan), (plan.task_id, answer)
+    provider.shutdown()
+    finish(stack)
+
+
 def finish(stack: Stack) -> None:
     """After the spans are written: write the truth (``not_recorded`` from the spans)."""
     path = stack.spans_path()
