@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -334,6 +335,124 @@ def two_sided_z(confidence: float) -> float:
 
 
 # --------------------------------------------------------------------------------------------
+# Student's t quantile (no scipy in the core)
+# --------------------------------------------------------------------------------------------
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz; Press et al.,
+    "Numerical Recipes", 3rd ed., §6.4), for ``x < (a + 1) / (a + b + 2)``, where it converges
+    in O(sqrt(max(a, b))) steps."""
+    tiny = 1e-300
+
+    def guard(v: float) -> float:
+        return v if abs(v) > tiny else tiny
+
+    c, d = 1.0, 1.0 / guard(1.0 - (a + b) * x / (a + 1.0))
+    h = d
+    for m in range(1, 10_000):
+        for num in (
+            m * (b - m) * x / ((a + 2 * m - 1.0) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1.0)),
+        ):
+            d = 1.0 / guard(1.0 + num * d)
+            c = guard(1.0 + num / c)
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-16:
+            break
+    return h
+
+
+def _regularized_beta(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function ``I_x(a, b)`` for ``0 <= x <= 1``."""
+    if x <= 0.0 or x >= 1.0:
+        return 0.0 if x <= 0.0 else 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def student_t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom.
+
+    ``1 - I_x(df/2, 1/2) / 2`` with ``x = df / (df + t^2)`` for ``t >= 0`` (Abramowitz &
+    Stegun 26.7.1 and 26.5.27), by symmetry below 0.
+
+    Example:
+        >>> student_t_cdf(0.0, 3), round(student_t_cdf(12.706204736174698, 1), 12)
+        (0.5, 0.975)
+    """
+    df = _check_df(df)
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or math.isnan(t):
+        raise ValueError(f"t must be a number, got {short_repr(t)}")
+    if math.isinf(df):  # the limit: the normal distribution
+        return 0.5 * math.erfc(-t / math.sqrt(2.0))
+    upper = 0.5 * _regularized_beta(df / 2.0, 0.5, df / (df + t * t)) if math.isfinite(t) else 0.0
+    return 1.0 - upper if t >= 0 else upper
+
+
+def _check_df(df: Any) -> float:
+    if isinstance(df, bool) or not isinstance(df, (int, float)) or not df > 0:
+        raise ValueError(f"df (degrees of freedom) must be a number > 0, got {short_repr(df)}")
+    return float(df)
+
+
+@functools.lru_cache(maxsize=256)
+def _t_quantile(p: float, df: float) -> float:
+    if p == 0.5:
+        return 0.0
+    if p < 0.5:
+        return -_t_quantile(1.0 - p, df)
+    lo, hi = 0.0, 1.0
+    while student_t_cdf(hi, df) < p:  # bracket, then bisect to the last bit
+        lo, hi = hi, 2.0 * hi
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if student_t_cdf(mid, df) < p else (lo, mid)
+    return (lo + hi) / 2.0
+
+
+def student_t_quantile(p: float, df: float) -> float:
+    """The quantile of Student's t with ``df`` degrees of freedom (no SciPy needed).
+
+    Bisection on :func:`student_t_cdf` (the regularized incomplete beta function), to the last
+    bit the CDF resolves; ``df`` may be fractional (Welch-Satterthwaite degrees of freedom).
+    As ``df`` grows it tends to :func:`normal_quantile`.
+
+    Args:
+        p: A probability in (0, 1).
+        df: Degrees of freedom (> 0).
+
+    Example:
+        >>> round(student_t_quantile(0.975, 1), 6), round(student_t_quantile(0.975, 29), 6)
+        (12.706205, 2.04523)
+        >>> round(student_t_quantile(0.025, 5), 6)
+        -2.570582
+    """
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p < 1.0:
+        raise ValueError(f"p must be a probability in (0, 1), got {short_repr(p)}")
+    df = _check_df(df)
+    if math.isinf(df):  # the limit: the normal distribution
+        return normal_quantile(p)
+    return _t_quantile(float(p), df)
+
+
+def two_sided_t(confidence: float, df: float) -> float:
+    """The two-sided critical value ``t = F⁻¹(1 − α/2; df)``, ``α = 1 − confidence``.
+
+    Example:
+        >>> round(two_sided_t(0.95, 29), 6), round(two_sided_t(0.95, 10**9), 6)
+        (2.04523, 1.959964)
+    """
+    return student_t_quantile(1.0 - (1.0 - check_confidence(confidence)) / 2.0, df)
+
+
+# --------------------------------------------------------------------------------------------
 # intervals
 # --------------------------------------------------------------------------------------------
 
@@ -428,17 +547,36 @@ def _mean_and_var(xs: Sequence[float]) -> tuple[float, float]:
     return m, math.fsum((x - m) * (x - m) for x in xs) / (len(xs) - 1)
 
 
+def welch_df(se1: float, m1: int, se2: float, m2: int) -> float:
+    """Welch-Satterthwaite degrees of freedom of a difference of two independent means.
+
+    ``(se1² + se2²)² / (se1⁴ / (m1 − 1) + se2⁴ / (m2 − 1))`` for standard errors ``se1``,
+    ``se2`` of means over ``m1``, ``m2`` clusters (Welch 1947); between ``min(m1, m2) − 1``
+    and ``m1 + m2 − 2``. Infinite when both standard errors are 0 (no spread: the critical
+    value no longer matters).
+
+    Example:
+        >>> welch_df(0.1, 30, 0.1, 30), round(welch_df(0.1, 30, 0.0, 30), 6)
+        (58.0, 29.0)
+    """
+    v1, v2 = se1 * se1, se2 * se2
+    den = v1 * v1 / max(m1 - 1, 1) + v2 * v2 / max(m2 - 1, 1)
+    if den == 0.0 or math.isinf(den):
+        return math.inf if den == 0.0 else float(max(min(m1, m2) - 1, 1))
+    return (v1 + v2) * (v1 + v2) / den
+
+
 def difference_interval(
     current: Sequence[float], baseline: Sequence[float], confidence: float = 0.95
 ) -> Interval:
     """Interval for ``mean(current) - mean(baseline)`` of per-task estimators (independent runs).
 
     For a mean of per-task estimators (pass^k per task, a per-task score) Newcombe does not
-    apply, so the two runs' standard errors are combined:
-    ``d ± z * sqrt(s1^2/n1 + s2^2/n2)`` with sample variances (ddof 1), the large-sample
-    (Welch-type, normal-quantile) two-sample interval for a difference of means (e.g. Casella &
-    Berger, "Statistical Inference", 2nd ed., §10.4). When every value lies in [0, 1] the
-    difference lies in [-1, 1] and the bounds are clipped to it.
+    apply, so the two runs' clustered standard errors (each ``sd / sqrt(m)``, sample variances
+    with the n − 1 convention; :func:`mean_interval`) are combined:
+    ``d ± t(ν) * sqrt(s1²/m1 + s2²/m2)``, the Welch two-sample interval with the
+    Welch-Satterthwaite degrees of freedom ν (:func:`welch_df`; Welch 1947). When every value
+    lies in [0, 1] the difference lies in [-1, 1] and the bounds are clipped to it.
 
     Degenerate cases: an empty side gives a NaN point; a side with one task has no variance
     estimate, so the bounds are the maximally uncertain [-1, 1] for [0, 1] data (NaN otherwise),
@@ -452,35 +590,28 @@ def difference_interval(
     Example:
         >>> iv = difference_interval([1, 1, 0, 1], [1, 0, 0, 1])
         >>> round(iv.point, 4), round(iv.low, 4), round(iv.high, 4)
-        (0.25, -0.4985, 0.9985)
+        (0.25, -0.6891, 1.0)
     """
     cur = _floats("current", current)
     base = _floats("baseline", baseline)
     confidence = check_confidence(confidence)
-    method = "difference-of-means-normal"
-    unit = all(0.0 <= v <= 1.0 for v in cur + base)
-    lo_default, hi_default = (-1.0, 1.0) if unit else (_NAN, _NAN)
+    method = "difference-of-means-welch-t"
+    bounds = (-1.0, 1.0) if _unit_bounds(cur, base) else None
     if not cur or not base:
         which = "current" if not cur else "baseline"
-        return Interval(_NAN, lo_default, hi_default, confidence, method, f"{which} is empty")
+        return t_interval(
+            _NAN, _NAN, 1, confidence, method, bounds=bounds, reason=f"{which} is empty"
+        )
     m1, v1 = _mean_and_var(cur)
     m2, v2 = _mean_and_var(base)
-    d = m1 - m2
+    se1, se2 = math.sqrt(v1 / len(cur)), math.sqrt(v2 / len(base))
+    reason = ""
     if math.isnan(v1) or math.isnan(v2):
         which = "current" if math.isnan(v1) else "baseline"
-        return Interval(
-            d,
-            lo_default,
-            hi_default,
-            confidence,
-            method,
-            f"{which} has one task: no variance estimate, bounds maximally uncertain",
-        )
-    half = two_sided_z(confidence) * math.sqrt(v1 / len(cur) + v2 / len(base))
-    low, high = d - half, d + half
-    if unit:
-        low, high = max(-1.0, low), min(1.0, high)
-    return Interval(d, low, high, confidence, method)
+        reason = f"{which} has one task: no variance estimate, bounds maximally uncertain"
+    se = math.sqrt(se1 * se1 + se2 * se2)
+    df = welch_df(se1, len(cur), se2, len(base)) if not reason else 1.0
+    return t_interval(m1 - m2, se, df, confidence, method, bounds=bounds, reason=reason)
 
 
 def difference_upper_bound(
@@ -493,20 +624,205 @@ def difference_upper_bound(
 
     Example:
         >>> round(difference_upper_bound([0, 0, 1, 0], [1, 1, 1, 0]), 4)
-        0.193
+        0.3651
     """
     return difference_interval(current, baseline, confidence).high
+
+
+# --------------------------------------------------------------------------------------------
+# cluster-robust intervals: tasks as clusters
+# --------------------------------------------------------------------------------------------
+
+#: ``interval="auto"`` uses the percentile bootstrap up to this many tasks and the clustered
+#: standard error above it: a pure-Python bootstrap costs replicates x tasks (2,000 replicates
+#: of 1,000 tasks are about a second; see ``bench/README.md``), the closed form costs tasks.
+BOOTSTRAP_MAX_TASKS = 1000
+#: The interval methods a report and a gate accept.
+INTERVAL_METHODS = ("auto", "bootstrap", "clustered")
+
+
+def choose_interval(interval: str, n_tasks: int) -> str:
+    """The method ``interval`` names for ``n_tasks`` tasks: ``"bootstrap"`` or ``"clustered"``.
+
+    ``"auto"`` is the bootstrap up to :data:`BOOTSTRAP_MAX_TASKS` tasks, the clustered
+    standard error above.
+
+    Example:
+        >>> choose_interval("auto", 30), choose_interval("auto", 5000), choose_interval("clustered", 30)
+        ('bootstrap', 'clustered', 'clustered')
+    """
+    if interval not in INTERVAL_METHODS:
+        raise ValueError(
+            f"interval must be one of {list(INTERVAL_METHODS)}, got {short_repr(interval)}"
+        )
+    if interval == "auto":
+        return "bootstrap" if n_tasks <= BOOTSTRAP_MAX_TASKS else "clustered"
+    return interval
+
+
+def clustered_se(influence: Sequence[float]) -> float:
+    """The cluster-robust standard error of a statistic, from each cluster's influence on it.
+
+    A statistic that is, to first order, ``θ̂ ≈ θ + Σ_t u_t`` with one term ``u_t`` per cluster
+    (a task with all its trials) has ``SE = sqrt(m / (m − 1) · Σ_t (u_t − ū)²)`` over the ``m``
+    clusters: Miller (2024), "Adding error bars to evals", arXiv 2411.00640, Appendix A, with
+    the ``m / (m − 1)`` small-sample correction (CR1; Cameron & Miller 2015, "A practitioner's
+    guide to cluster-robust inference"; what Inspect's ``stderr(cluster=...)`` applies).
+
+    * The mean of per-task values ``x_t``: ``u_t = x_t / m``, so the SE is ``sd(x) / sqrt(m)``
+      with the sample standard deviation (the n − 1 convention).
+    * A ratio of sums ``R = Σ a_t / Σ b_t`` (a pooled rate: successes over trials): the
+      linearised ratio estimator, ``u_t = (a_t − R b_t) / Σ b``; with every score its own
+      cluster this is the usual ``s / sqrt(n)``.
+
+    Args:
+        influence: One value per cluster.
+
+    Returns:
+        The standard error; NaN for fewer than two clusters (no spread to estimate).
+
+    Example:
+        >>> round(clustered_se([0.25, 0.25, 0.0, 0.0]), 6)   # the mean of (1, 1, 0, 0)
+        0.288675
+    """
+    u = _floats("influence", influence)
+    m = len(u)
+    if m < 2:
+        return _NAN  # one cluster: nothing to estimate a spread from
+    mid = math.fsum(u) / m
+    return math.sqrt(m / (m - 1) * math.fsum((x - mid) * (x - mid) for x in u))
+
+
+def t_interval(
+    point: float,
+    se: float,
+    df: float,
+    confidence: float,
+    method: str,
+    *,
+    bounds: tuple[float, float] | None = None,
+    reason: str = "",
+) -> Interval:
+    """``point ± t(1 − α/2; df) · se``, clipped to ``bounds`` when given.
+
+    An undefined ``se`` (NaN: one cluster) gives the maximally uncertain ``bounds`` (NaN
+    without bounds), with ``reason``.
+
+    Example:
+        >>> iv = t_interval(0.5, 0.1, 29, 0.95, "demo", bounds=(0.0, 1.0))
+        >>> round(iv.low, 4), round(iv.high, 4)
+        (0.2955, 0.7045)
+    """
+    confidence = check_confidence(confidence)
+    lo, hi = bounds if bounds is not None else (_NAN, _NAN)
+    if math.isnan(point) or math.isnan(se):
+        return Interval(point, lo, hi, confidence, method, reason or "no standard error")
+    half = se * two_sided_t(confidence, df) if se > 0 else 0.0
+    low, high = point - half, point + half
+    if bounds is not None:
+        low, high = max(lo, low), min(hi, high)
+    return Interval(point, low, high, confidence, method, reason)
+
+
+def _unit_bounds(*samples: Sequence[float]) -> tuple[float, float] | None:
+    """(0, 1) when every value lies in [0, 1] (a rate), else no bounds."""
+    return (0.0, 1.0) if all(0.0 <= v <= 1.0 for xs in samples for v in xs) else None
+
+
+def mean_interval(
+    values: Sequence[float], confidence: float = 0.95, *, bounds: tuple[float, float] | None = None
+) -> Interval:
+    """The clustered interval of the mean of per-task values (pass^k of each task, ...).
+
+    ``mean ± t(m − 1) · sd / sqrt(m)`` with the sample standard deviation
+    (:func:`clustered_se` with ``u_t = x_t / m``); Student's t with ``m − 1`` degrees of
+    freedom, as Inspect's ``ci(cluster=...)`` and Cameron & Miller (2015) recommend for few
+    clusters. Clipped to ``bounds`` (default: [0, 1] when every value lies in it).
+
+    Example:
+        >>> iv = mean_interval([1.0, 1.0, 0.0, 0.5])
+        >>> round(iv.point, 4), round(iv.low, 4), round(iv.high, 4), iv.method
+        (0.625, 0.0, 1.0, 'clustered-t(df=3)')
+    """
+    xs = _floats("values", values)
+    m = len(xs)
+    bounds = bounds if bounds is not None else _unit_bounds(xs)
+    if not m:
+        return t_interval(
+            _NAN, _NAN, 1, confidence, "clustered-t", bounds=bounds, reason="no values"
+        )
+    point = math.fsum(xs) / m
+    reason = "one task: no spread to estimate, bounds maximally uncertain" if m == 1 else ""
+    se = clustered_se([x / m for x in xs])
+    return t_interval(
+        point,
+        se,
+        max(m - 1, 1),
+        confidence,
+        f"clustered-t(df={m - 1})",
+        bounds=bounds,
+        reason=reason,
+    )
+
+
+def ratio_interval(
+    numerators: Sequence[float],
+    denominators: Sequence[float],
+    confidence: float = 0.95,
+    *,
+    bounds: tuple[float, float] | None = None,
+) -> Interval:
+    """The clustered interval of a ratio of sums ``R = Σ a_t / Σ b_t`` (a pooled rate).
+
+    The linearised ratio estimator (Cochran 1977, "Sampling Techniques", §6.4; Miller 2024,
+    Appendix A for tasks as clusters): ``u_t = (a_t − R b_t) / Σ b``, :func:`clustered_se`,
+    Student's t with ``m − 1`` degrees of freedom. For the success rate, ``a_t`` are a task's
+    successes and ``b_t`` its trials: unlike Wilson's interval it does not assume the trials
+    of a task are independent.
+
+    Example:
+        >>> iv = ratio_interval([4, 0, 3, 1], [4, 4, 4, 4], bounds=(0.0, 1.0))
+        >>> round(iv.point, 4), round(iv.low, 4), round(iv.high, 4)
+        (0.5, 0.0, 1.0)
+    """
+    a = _floats("numerators", numerators)
+    b = _floats("denominators", denominators)
+    if len(a) != len(b):
+        raise ValueError(
+            f"ratio_interval needs one denominator per numerator, got {len(a)} and {len(b)}"
+        )
+    m, total = len(a), math.fsum(b)
+    if not m or total == 0.0:
+        return t_interval(
+            _NAN,
+            _NAN,
+            1,
+            confidence,
+            "clustered-t",
+            bounds=bounds,
+            reason="the denominators sum to 0",
+        )
+    r = math.fsum(a) / total
+    reason = "one task: no spread to estimate, bounds maximally uncertain" if m == 1 else ""
+    se = clustered_se([(x - r * y) / total for x, y in zip(a, b)])
+    return t_interval(
+        r, se, max(m - 1, 1), confidence, f"clustered-t(df={m - 1})", bounds=bounds, reason=reason
+    )
 
 
 def quantile(sorted_xs: Sequence[float], q: float) -> float:
     """The ``q`` quantile of already sorted, non-empty values, by linear interpolation.
 
     Interpolates between order statistics at position ``q * (n - 1)`` (numpy's default
-    ``"linear"`` method, Hyndman & Fan 1996 definition 7).
+    ``"linear"`` method, Hyndman & Fan 1996 definition 7). Between an infinite order statistic
+    and another value there is nothing to interpolate: the nearer one is taken (a bootstrap of
+    Cost-of-Pass has ``inf`` replicates, resamples without a success).
 
     Example:
         >>> quantile([0.0, 1.0, 2.0, 10.0], 0.5), quantile([0.0, 1.0, 2.0, 10.0], 0.75)
         (1.5, 4.0)
+        >>> quantile([0.0, 1.0, math.inf], 0.8), quantile([0.0, 1.0, math.inf], 0.7)
+        (inf, 1.0)
     """
     if not is_number(q) or not 0 <= q <= 1:
         raise ValueError(f"q must be a number in [0, 1], got {short_repr(q)}")
@@ -514,9 +830,13 @@ def quantile(sorted_xs: Sequence[float], q: float) -> float:
         raise ValueError("quantile needs at least one value, got none")
     pos = q * (len(sorted_xs) - 1)
     lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_xs) - 1)
+    a, b = sorted_xs[lo], sorted_xs[min(lo + 1, len(sorted_xs) - 1)]
     frac = pos - lo
-    return sorted_xs[lo] + (sorted_xs[hi] - sorted_xs[lo]) * frac
+    if a == b or frac == 0.0:
+        return a
+    if math.isinf(a) or math.isinf(b):  # no interpolating towards infinity: the nearer one
+        return a if frac < 0.5 else b
+    return a + (b - a) * frac
 
 
 def mean(xs: Sequence[float]) -> float:
@@ -538,8 +858,10 @@ def percentile_interval(
 
     The ``(1-confidence)/2`` and ``(1+confidence)/2`` :func:`quantile` s of the defined (not NaN)
     replicates (Efron & Tibshirani 1993, ch. 13), widened if needed to contain ``point`` (a
-    percentile interval can exclude the point for a skewed statistic). No defined replicate
-    gives NaN bounds with a reason.
+    percentile interval can exclude the point for a skewed statistic). This is the one
+    percentile rule of ek: every bootstrap interval (reliability, the gate, the judge) ends
+    here. When more than ``(1-confidence)/2`` of the replicates are undefined (NaN), the bounds
+    are NaN with a reason: the undefined ones could lie on either side of either quantile.
 
     Args:
         point: The statistic on the original sample.
@@ -554,9 +876,11 @@ def percentile_interval(
         (0.35, 0.65)
     """
     reps = sorted(r for r in replicates if not math.isnan(r))
-    if not reps:
-        return Interval(point, _NAN, _NAN, confidence, method, reason or "no defined replicate")
     alpha = 1.0 - confidence
+    undefined = len(replicates) - len(reps)
+    if not reps or undefined > alpha / 2.0 * len(replicates):
+        why = f"{undefined} of {len(replicates)} replicates undefined (NaN)"
+        return Interval(point, _NAN, _NAN, confidence, method, reason or why)
     low = quantile(reps, alpha / 2.0)
     high = quantile(reps, 1.0 - alpha / 2.0)
     if not math.isnan(point):

@@ -341,7 +341,8 @@ def test_paired_difference_hand_derived() -> None:
     # d = (0, -0.5, -0.5, 0): mean -0.25, sd = sqrt(1/12) = 0.288675, se = 0.144338
     iv = paired_difference([1.0, 0.5, 0.0, 1.0], [1.0, 1.0, 0.5, 1.0])
     assert iv.point == -0.25
-    assert iv.high == pytest.approx(-0.25 + 1.959963984540054 * 0.14433756729740643, abs=1e-12)
+    # the paired t interval: t(0.975; 3 df) = 3.182446305284263 (scipy.stats.t.ppf)
+    assert iv.high == pytest.approx(-0.25 + 3.182446305284263 * 0.14433756729740643, abs=1e-12)
     assert paired_difference([0.5], [0.0]).low == -1.0  # one pair: maximally uncertain
     with pytest.raises(ValueError):
         paired_difference([1.0], [1.0, 0.0])

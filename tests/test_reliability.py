@@ -127,12 +127,23 @@ def test_newcombe_hand_value_and_empty() -> None:
 
 def test_difference_interval_hand_value() -> None:
     # current [1,1,0,1]: mean .75, s² = .25; baseline [1,0,0,1]: mean .5, s² = 1/3
-    # se = sqrt(.25/4 + (1/3)/4) = sqrt(0.1458333) = 0.3818813; half = 1.959964 * se = 0.7484736
+    # se² = .25/4 + (1/3)/4 = 0.0625 + 0.0833333 = 0.1458333, se = 0.3818813
+    # Welch df = se⁴ / (0.0625²/3 + 0.0833333²/3) = 0.0212674 / 0.0036169 = 5.88
+    # t(0.975; 5.88) = 2.4590678, half = 0.9390720: [-0.6890720, 1.1890720], high clipped to 1
     iv = difference_interval([1, 1, 0, 1], [1, 0, 0, 1])
     assert iv.point == 0.25
-    assert iv.low == pytest.approx(0.25 - 0.7484736, abs=1e-7)
-    assert iv.high == pytest.approx(0.25 + 0.7484736, abs=1e-7)
+    assert iv.low == pytest.approx(0.25 - 0.9390720, abs=1e-7)
+    assert iv.high == 1.0
     assert difference_upper_bound([1, 1, 0, 1], [1, 0, 0, 1]) == iv.high
+
+
+def test_difference_interval_is_welchs_t_interval() -> None:
+    """The reference: scipy's Welch interval (``ttest_ind(equal_var=False)``), unclipped data."""
+    stats = pytest.importorskip("scipy.stats")
+    cur, base = [0.3, 2.0, 1.1, 0.7, 1.9], [0.1, 0.4, 0.2, 1.5, 0.0, 0.9, 0.3]
+    ref = stats.ttest_ind(cur, base, equal_var=False).confidence_interval(0.9)
+    iv = difference_interval(cur, base, 0.9)
+    assert iv.low == pytest.approx(ref.low, abs=1e-9) and iv.high == pytest.approx(ref.high, abs=1e-9)
 
 
 def test_difference_interval_degenerate_cases() -> None:

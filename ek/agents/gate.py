@@ -8,11 +8,25 @@ good direction) is below ``-tolerance``:
 * **success rate**: Newcombe's hybrid score interval from the raw counts
   (:func:`~ek.agents.reliability.newcombe_difference`, Newcombe 1998);
 * **pass^k** (k = the largest k both runs support, when >= 2): the mean of per-task estimators,
-  so the two runs' standard errors are combined (:func:`~ek.agents.reliability.difference_interval`);
-* **metrics** both runs scored: a percentile bootstrap over tasks (Efron & Tibshirani 1993) of
-  the difference of each metric's own ratio-of-sums aggregate, resampling each run's tasks
-  independently; the direction comes from ``detail["higher_is_better"]`` first
+  so the two runs' clustered standard errors are combined (Welch's t interval,
+  :func:`ek.stats.difference_interval`);
+* **metrics** both runs scored: the difference of each metric's own ratio-of-sums aggregate,
+  tasks as the unit (:mod:`ek.agents.resample`), by a percentile bootstrap over tasks
+  (Efron & Tibshirani 1993) or the cluster-robust standard error with tasks as clusters
+  (Miller 2024): ``interval="auto"`` (default) takes the bootstrap up to
+  :data:`ek.stats.BOOTSTRAP_MAX_TASKS` (1,000) tasks and the clustered one above, where
+  resampling in pure Python is slow; ``"bootstrap"`` or ``"clustered"`` ask for one. The other
+  method is recorded beside (``detail["cross_check"]``) where it was computed (the clustered
+  one always, for a metric that declares its sums; the bootstrap up to 1,000 tasks or on
+  request). The direction comes from ``detail["higher_is_better"]`` first
   (:func:`ek.scalar_gate.metric_direction`), so a **cost** regression is caught.
+
+Every interval is a function of the trials, not of the order the tasks are listed in: the
+tasks are resampled in sorted order (since issue 31; the bootstrap used to follow the order the
+runs listed them in, e.g. an Inspect log's completion order). Normal-approximation intervals use
+Student's t (``m - 1`` degrees of freedom paired, Welch-Satterthwaite's independent; sample
+variances with the n - 1 convention), since issue 31 (they used the normal quantile: a little
+narrower at a few dozen tasks).
 
 Not "our interval vs the baseline's point" (the baseline is noisy too: one flake against a lucky
 baseline reads as a confident regression), and not "do the two intervals overlap" (that is
@@ -30,8 +44,9 @@ a warning. The scalar :func:`ek.scalar_gate.regression_gate` treats an undefined
 
 **Stratified (paired) variant** (``stratified=True``): on the tasks both runs share, the
 per-task differences ``d_t = rate_current(t) - rate_baseline(t)`` (and per-task pass^k
-differences) are averaged and given a normal interval ``mean(d) ± z·sd(d)/sqrt(T)``; metric
-bootstraps resample the shared tasks jointly. Pairing removes the between-task variance of
+differences) are averaged and given the interval ``mean(d) ± t(T - 1)·sd(d)/sqrt(T)``
+(:func:`paired_difference`); a metric's bootstrap resamples the shared tasks jointly, and its
+clustered interval takes the per-task differences of the two runs' influences. Pairing removes the between-task variance of
 task difficulty, which is most of the variance in a heterogeneous suite, so the test has more
 power. **Assumption:** tasks are the sampling units (the per-task differences are independent
 across tasks, as for a random sample of tasks from the population the suite stands for), and
@@ -78,10 +93,18 @@ from ek._validate import is_number
 from ek.base import ReadOnlyDict
 from ek.jsonio import to_json_safe
 from ek.scalar_gate import undefined_policy
-from ek.stats import Interval, difference_interval, newcombe_difference, normal_quantile
+from ek.stats import (
+    BOOTSTRAP_MAX_TASKS,
+    Interval,
+    choose_interval,
+    clustered_se,
+    difference_interval,
+    newcombe_difference,
+    t_interval,
+)
 
 from .reliability import pass_hat_k
-from .resample import MetricBootstrap, bootstrap_differences
+from .resample import MetricDifference
 from .summary import MetricSummary, RunSummary
 
 __all__ = [
@@ -209,18 +232,18 @@ class GateResult:
 def paired_difference(
     current: Sequence[float], baseline: Sequence[float], confidence: float = 0.95
 ) -> Interval:
-    """Normal interval for the mean of paired differences ``current[t] - baseline[t]``.
+    """Interval for the mean of paired differences ``current[t] - baseline[t]``.
 
-    ``mean(d) ± z * sd(d) / sqrt(T)`` with the sample standard deviation (ddof 1) of the
-    per-task differences: the large-sample paired comparison (e.g. Casella & Berger,
-    "Statistical Inference", 2nd ed., §10.4; the normal form of the paired t interval). For
-    values in [0, 1] the bounds are clipped to [-1, 1]. Fewer than two pairs: maximally
-    uncertain bounds, with a reason.
+    ``mean(d) ± t(T - 1) * sd(d) / sqrt(T)`` with the sample standard deviation (the n - 1
+    convention) of the per-task differences: the paired t interval (e.g. Casella & Berger,
+    "Statistical Inference", 2nd ed., §10.4), which is the clustered interval of the difference
+    with tasks as clusters (:func:`ek.stats.clustered_se`). For values in [0, 1] the bounds are
+    clipped to [-1, 1]. Fewer than two pairs: maximally uncertain bounds, with a reason.
 
     Example:
         >>> iv = paired_difference([1.0, 0.5, 0.0, 1.0], [1.0, 1.0, 0.5, 1.0])
         >>> round(iv.point, 4), round(iv.low, 4), round(iv.high, 4)
-        (-0.25, -0.5329, 0.0329)
+        (-0.25, -0.7093, 0.2093)
     """
     if len(current) != len(baseline):
         raise ValueError(
@@ -229,23 +252,19 @@ def paired_difference(
         )
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    method = "paired-task-difference-normal"
     cur = [float(x) for x in current]
     base = [float(x) for x in baseline]
-    unit = all(0.0 <= v <= 1.0 for v in cur + base)
-    lo_d, hi_d = (-1.0, 1.0) if unit else (_NAN, _NAN)
+    bounds = (-1.0, 1.0) if all(0.0 <= v <= 1.0 for v in cur + base) else None
     d = [a - b for a, b in zip(cur, base)]
+    m = len(d)
+    method = f"paired-task-difference-t(df={max(m - 1, 0)})"
     if not d:
-        return Interval(_NAN, lo_d, hi_d, confidence, method, "no shared task")
-    m = math.fsum(d) / len(d)
-    if len(d) < 2:
-        return Interval(m, lo_d, hi_d, confidence, method, "one shared task: no variance estimate")
-    var = math.fsum((x - m) ** 2 for x in d) / (len(d) - 1)
-    half = normal_quantile(1.0 - (1.0 - confidence) / 2.0) * math.sqrt(var / len(d))
-    low, high = m - half, m + half
-    if unit:
-        low, high = max(-1.0, low), min(1.0, high)
-    return Interval(m, low, high, confidence, method)
+        return t_interval(_NAN, _NAN, 1, confidence, method, bounds=bounds, reason="no shared task")
+    reason = "one shared task: no variance estimate" if m < 2 else ""
+    se = clustered_se([x / m for x in d])
+    return t_interval(
+        math.fsum(d) / m, se, max(m - 1, 1), confidence, method, bounds=bounds, reason=reason
+    )
 
 
 # ----------------------------------------------------------------------------- verdicts
@@ -365,6 +384,21 @@ def _check_arguments(
     return {name: float(t) for name, t in tols.items()}
 
 
+def _check_choices(tasks: str, interval: str) -> None:
+    if tasks not in _TASK_POLICIES:
+        raise ValueError(f"tasks must be one of {list(_TASK_POLICIES)}, got {tasks!r}")
+    choose_interval(interval, 0)  # raises for a method it does not know
+
+
+def _warn_unused_allowances(
+    policy: bool | frozenset[str], checks: Sequence[GateCheck], warnings: list[str]
+) -> None:
+    if not isinstance(policy, bool):
+        unknown = sorted(policy - {c.name for c in checks})
+        if unknown:
+            warnings.append(f"allow_undefined names no check of this gate: {unknown}")
+
+
 def _refuse(cur: RunSummary, base: RunSummary, allow_unscored: bool, warnings: list[str]) -> None:
     for label, s in (("baseline", base), ("current run", cur)):
         if s.unscored is None or s.unscored.n == 0:
@@ -475,6 +509,7 @@ class _Setup:
     seed: int = 0
     consistency: bool = False
     robustness: bool = False
+    interval: str = "auto"
 
     def verdict(
         self,
@@ -529,8 +564,9 @@ def _pass_hat_check(g: _Setup, kk: int) -> GateCheck:
 
 def _metric_plan(
     g: _Setup, name: str, mc: MetricSummary, mb: MetricSummary
-) -> MetricBootstrap | str:
-    """The metric's bootstrap inputs, or the warning that says why it is not compared."""
+) -> MetricDifference | str:
+    """The metric's two runs, ready for an interval, or the warning that says why it is not
+    compared."""
     if mc.higher_is_better != mb.higher_is_better:
         raise GateRefusedError(
             f"metric {name!r} changed direction (higher_is_better {mb.higher_is_better} "
@@ -545,7 +581,7 @@ def _metric_plan(
             return f"metric {name!r}: fewer than 2 shared tasks; not compared"
     if not sc or not sb:
         return f"metric {name!r} has no scores in a run; not compared"
-    return MetricBootstrap(mc.aggregated_as, sc, sb, ids)
+    return MetricDifference(mc.aggregated_as, sc, sb, ids)
 
 
 def _success_checks(g: _Setup) -> list[GateCheck]:
@@ -567,32 +603,50 @@ def _pass_hat_checks(g: _Setup) -> list[GateCheck]:
     return [_pass_hat_check(g, kk)]
 
 
+def _metric_interval(g: _Setup, d: MetricDifference) -> tuple[Interval, Interval | None]:
+    """The interval of one metric's change by the gate's method, and the other method's beside
+    it when computed (the clustered one for a metric that declares its sums; the bootstrap up
+    to :data:`~ek.stats.BOOTSTRAP_MAX_TASKS` tasks, on request, or where no clustered interval
+    is defined)."""
+    method = choose_interval(g.interval, d.n_tasks)
+    clustered = d.clustered(g.confidence) if d.summed else None
+    usable = clustered is not None and clustered.is_defined
+    boot = None
+    if method == "bootstrap" or not usable or d.n_tasks <= BOOTSTRAP_MAX_TASKS:
+        boot = d.bootstrap(g.confidence, g.n_resamples, g.seed)
+    if method == "clustered" and clustered is not None and usable:
+        return clustered, boot
+    assert boot is not None  # computed whenever the clustered interval is not used
+    return boot, clustered
+
+
 def _metric_checks(g: _Setup) -> list[GateCheck]:
-    """Each metric both runs scored (when ``metrics=True``): one task bootstrap for all of
-    them (:mod:`ek.agents.resample`), warnings in the metrics' order."""
+    """Each metric both runs scored (when ``metrics=True``), by the gate's interval method
+    (:mod:`ek.agents.resample`), warnings in the metrics' order."""
     if not g.metrics:
         return []
     cur, base = g.current.metrics, g.baseline.metrics
-    plans: list[tuple[str, MetricBootstrap | str]] = []
-    for name in sorted(set(cur) | set(base)):
-        if name not in cur or name not in base:
-            plans.append((name, f"metric {name!r} is in only one run; not compared"))
-        else:
-            plans.append((name, _metric_plan(g, name, cur[name], base[name])))
-    boots = [p for _, p in plans if isinstance(p, MetricBootstrap)]
-    ivs = iter(bootstrap_differences(boots, g.confidence, g.n_resamples, g.seed))
     out = []
-    for name, plan in plans:
+    for name in sorted(set(cur) | set(base)):
+        plan = (
+            _metric_plan(g, name, cur[name], base[name])
+            if name in cur and name in base
+            else f"metric {name!r} is in only one run; not compared"
+        )
         if isinstance(plan, str):
             g.warnings.append(plan)
             continue
-        iv = next(ivs)
+        iv, other = _metric_interval(g, plan)
         if not plan.exact:
             g.warnings.append(
                 f"metric {name!r} is not registered: the mean of its per-trial values was "
                 "gated instead of its own aggregate"
             )
-        det = {"method": iv.method, "exact_aggregate": plan.exact}
+        det = {
+            "method": iv.method,
+            "exact_aggregate": plan.exact,
+            "cross_check": other.to_dict() if other is not None else None,
+        }
         out.append(g.verdict(name, "metric", iv, plan.values, cur[name].higher_is_better, det))
     return out
 
@@ -710,6 +764,7 @@ def agent_regression_gate(
     max_infra_share: float | None = None,
     consistency: bool = False,
     robustness: bool = False,
+    interval: str = "auto",
 ) -> GateResult:
     """Is ``current`` a statistically supported regression from ``baseline``?
 
@@ -728,6 +783,9 @@ def agent_regression_gate(
         metrics: Gate the metrics both runs scored (default ``True``).
         n_resamples: Bootstrap replicates for the metric checks.
         seed: Bootstrap seed (the gate is deterministic for a given seed).
+        interval: The metric checks' interval method: ``"auto"`` (default: the bootstrap up
+            to :data:`~ek.stats.BOOTSTRAP_MAX_TASKS` tasks, the clustered standard error
+            above), ``"bootstrap"`` or ``"clustered"`` (see the module docstring).
         allow_undefined: Check names whose change may be undefined (NaN: an unknown cost,
             ``inf - inf`` when neither run has a success) without failing the gate, or
             ``True`` for every check. By default an undefined check **fails** the gate, as a
@@ -769,8 +827,7 @@ def agent_regression_gate(
     cur = _as_summary(current, "current", success_scorer)
     base = _as_summary(baseline, "baseline", success_scorer)
     tols = _check_arguments(tolerance, confidence, tolerances)
-    if tasks not in _TASK_POLICIES:
-        raise ValueError(f"tasks must be one of {list(_TASK_POLICIES)}, got {tasks!r}")
+    _check_choices(tasks, interval)
     policy = undefined_policy(allow_undefined)
     warnings: list[str] = []
     _refuse(cur, base, allow_unscored, warnings)
@@ -796,13 +853,11 @@ def agent_regression_gate(
         seed=seed,
         consistency=consistency,
         robustness=robustness,
+        interval=interval,
     )
     checks = [c for make in _CHECKS for c in make(g)]
     n_tasks = len(g.shared) if g.shared is not None else len(cur_counts)
-    if not isinstance(policy, bool):
-        unknown = sorted(policy - {c.name for c in checks})
-        if unknown:
-            warnings.append(f"allow_undefined names no check of this gate: {unknown}")
+    _warn_unused_allowances(policy, checks, warnings)
     return GateResult(
         passed=not any(c.failed for c in checks),
         checks=tuple(checks),

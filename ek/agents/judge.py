@@ -38,7 +38,7 @@ import math
 import numbers
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ek._validate import is_number, positive_number, short_repr
 from ek.base import ReadOnlyDict, Score, check_scores, is_episode
@@ -317,6 +317,10 @@ class JudgeMetric:
 
     higher_is_better: bool = True
     is_judge: bool = True
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents.tally`);
+    #: a Score without them counts for nothing.
+    sums = ("n_scored", "score_sum")
+    sum_defaults: ClassVar[Mapping[str, float]] = {"n_scored": 0.0, "score_sum": 0.0}
 
     def __init__(
         self,

@@ -33,7 +33,7 @@ import functools
 import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ek._validate import short_repr, thaw
 from ek.base import Score, check_scores, is_episode
@@ -280,6 +280,10 @@ class TaskSuccessMetric:
 
     name = "task_success"
     higher_is_better = True
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics: a run's tally keeps
+    #: them per task and merges by adding, :mod:`ek.agents.tally`); a Score without ``n`` is one.
+    sums = ("successes", "n")
+    sum_defaults: ClassVar[Mapping[str, float]] = {"n": 1.0}
 
     def __init__(self, check: Any = None) -> None:
         self.check = check
@@ -379,6 +383,8 @@ class CostPerSuccessMetric:
 
     name = "cost_per_success"
     higher_is_better = False
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents.tally`).
+    sums = ("dollars", "successes")
 
     def __init__(
         self,

@@ -8,7 +8,9 @@ handing per-task ``(n trials, c successes)`` counts to :func:`reliability`.
 * :func:`pass_hat_k`: reliability, "does it every time?" (the tau-bench estimator); this is the
   production number and decays like ``p**k``.
 * :func:`reliability`: the per-suite (and per-slice) report, with a Wilson interval on the
-  success rate and bootstrap intervals over tasks on pass@k and pass^k.
+  success rate (and the cluster-robust one beside it), and intervals over tasks on pass@k and
+  pass^k: a percentile bootstrap over tasks, or the cluster-robust standard error with tasks as
+  clusters (Miller 2024), each beside the other as a cross-check where both are computed.
 
 The interval estimators the variance-aware regression gate needs (it tests the *difference*
 current - baseline, DESIGN rule 7) live in the core module :mod:`ek.stats` and are re-exported
@@ -28,13 +30,10 @@ Example:
 
 from __future__ import annotations
 
-import bisect
+import dataclasses
 import math
-import operator
 import random
-import sys
 import warnings
-from array import array
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from typing import Any
 from ek._validate import short_repr
 from ek.base import ReadOnlyDict
 from ek.stats import (
+    BOOTSTRAP_MAX_TASKS,
     MAX_COUNT,
     MAX_RESAMPLES,
     Interval,
@@ -50,13 +50,15 @@ from ek.stats import (
     check_confidence,
     check_counts,
     check_int,
+    choose_interval,
     difference_interval,
     difference_upper_bound,
     mean,
+    mean_interval,
     newcombe_difference,
     normal_quantile,
     percentile_interval,
-    quantile,
+    ratio_interval,
     wilson_interval,
 )
 
@@ -82,9 +84,7 @@ _NAN = float("nan")
 _EXACT_N = 10_000
 #: Beyond this many factors the estimators switch to the next bounded form.
 _MAX_TERMS = 100_000
-#: Largest k :func:`reliability` reports: every k in ``1..k`` gets a bootstrap interval (one
-#: fixed-point pass over replicates x distinct (n, c) pairs for all k, then a sort of the
-#: replicates per k and estimator; k = 50 on 2,000 tasks and three slices takes about 1.5 s).
+#: Largest k :func:`reliability` reports (every k in ``1..k`` gets an interval).
 MAX_K = 100
 
 
@@ -237,14 +237,25 @@ class ReliabilityReport:
         k: The largest k reported (every k in ``1..k`` is in ``pass_at_k``/``pass_hat_k``).
         success_rate: Pooled successes / trials with a Wilson interval (treats trials as
             independent; the per-task mean ``pass_hat_k[1]`` weights tasks equally instead).
-        pass_at_k: ``k -> Interval``: mean over tasks of :func:`pass_at_k`, bootstrap over tasks.
-        pass_hat_k: ``k -> Interval``: mean over tasks of :func:`pass_hat_k`, bootstrap over tasks.
+        pass_at_k: ``k -> Interval``: mean over tasks of :func:`pass_at_k`, with an interval by
+            the method :attr:`interval` names.
+        pass_hat_k: ``k -> Interval``: mean over tasks of :func:`pass_hat_k`, likewise.
         slices: ``slice name -> ReliabilityReport`` for that subset of tasks.
         warnings: Every warning raised while building the report.
         confidence: Interval coverage.
         n_resamples: Bootstrap replicates.
         seed: Bootstrap seed (recorded so the intervals reproduce).
         policy: How unequal trial counts were handled.
+        interval: The method of the pass@k / pass^k intervals: ``"bootstrap"`` (percentile
+            bootstrap over tasks) or ``"clustered"`` (cluster-robust standard error, tasks as
+            clusters).
+        success_rate_clustered: The pooled success rate with the cluster-robust interval
+            (tasks as clusters, :func:`~ek.stats.ratio_interval`): beside Wilson's, which
+            assumes the trials are independent.
+        cross_check: The other method's intervals, ``{"pass_at_k": {k: Interval},
+            "pass_hat_k": {k: Interval}}``, when computed (the clustered ones always are; the
+            bootstrap up to :data:`~ek.stats.BOOTSTRAP_MAX_TASKS` tasks or on request); empty
+            otherwise.
     """
 
     counts: Mapping[str, tuple[int, int]]
@@ -258,6 +269,9 @@ class ReliabilityReport:
     n_resamples: int = 2000
     seed: int = 0
     policy: str = _UNEQUAL_POLICY
+    interval: str = "bootstrap"
+    success_rate_clustered: Interval | None = None
+    cross_check: Mapping[str, Mapping[int, Interval]] = field(default_factory=ReadOnlyDict)
 
     @property
     def n_tasks(self) -> int:
@@ -289,14 +303,18 @@ class ReliabilityReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A strict-JSON-ready dict (integer k keys become strings, NaN becomes ``None``)."""
+        clustered = self.success_rate_clustered
         return {
             "n_tasks": self.n_tasks,
             "n_trials": self.n_trials,
             "n_successes": self.n_successes,
             "k": self.k,
             "success_rate": self.success_rate.to_dict(),
-            "pass_at_k": {str(k): iv.to_dict() for k, iv in self.pass_at_k.items()},
-            "pass_hat_k": {str(k): iv.to_dict() for k, iv in self.pass_hat_k.items()},
+            "success_rate_clustered": clustered.to_dict() if clustered is not None else None,
+            "interval": self.interval,
+            "pass_at_k": _curve_dict(self.pass_at_k),
+            "pass_hat_k": _curve_dict(self.pass_hat_k),
+            "cross_check": {name: _curve_dict(c) for name, c in self.cross_check.items()},
             "counts": {t: [n, c] for t, (n, c) in self.counts.items()},
             "slices": {name: r.to_dict() for name, r in self.slices.items()},
             "warnings": list(self.warnings),
@@ -306,6 +324,10 @@ class ReliabilityReport:
             "seed": self.seed,
             "policy": self.policy,
         }
+
+
+def _curve_dict(curve: Mapping[int, Interval]) -> dict[str, Any]:
+    return {str(k): iv.to_dict() for k, iv in curve.items()}
 
 
 def _check_counts(counts: Any) -> dict[str, tuple[int, int]]:
@@ -327,238 +349,111 @@ def _check_counts(counts: Any) -> dict[str, tuple[int, int]]:
     return out
 
 
-#: Bits of a draw's first 32-bit word that the bulk draws look up: a 64 KB table up to this
-#: many tasks, a 1 MB one (20 bits: it stays in the cache) beyond, so that few buckets straddle
-#: two tasks.
-_SMALL_TABLE_TASKS = 4096
-#: Classes the bulk draws can count in one byte each (255 marks a draw decoded exactly).
-_MAX_BYTE_CLASSES = 255
+@dataclass(frozen=True)
+class _Options:
+    """The interval settings of one :func:`reliability` call (checked)."""
+
+    confidence: float
+    n_resamples: int
+    seed: int
+    method: str  # "bootstrap" or "clustered", chosen once for the suite and its slices
 
 
-def _draw_index(x53: int, scale: float) -> int:
-    """``floor(random() * m)`` of ``random.choices`` for the 53-bit integer behind ``random()``.
+#: The two per-task estimators a report gives a curve of (over k = 1 .. k).
+_CURVES = (("pass_at_k", pass_at_k), ("pass_hat_k", pass_hat_k))
 
-    ``random()`` is ``x53 / 2**53`` exactly, and ``scale = m / 2**53`` is exact, so
-    ``x53 * scale`` is the same correctly rounded product as ``random() * m``.
-    """
-    return int(x53 * scale)
+#: One curve point: (curve name, k, each distinct (n, c)'s estimate).
+_Series = tuple[str, int, dict[tuple[int, int], float]]
 
 
-def _bucket_table(task_class: list[int], bits: int) -> bytes:
-    """Per value of a draw's top ``bits`` bits: the class every such draw lands in, or 255.
-
-    A draw's 53-bit number ``x53`` has the top bits of its first word as its own top bits, so
-    the draws of bucket ``h`` lie in ``[h << s, (h + 1) << s)`` with ``s = 53 - bits``. Task
-    ``i`` begins near ``x = i * 2**53 / m``: the rounded product ``x53 * m / 2**53`` is within
-    one unit of ``x53`` of the exact one, so every bucket within 4 units of a boundary between
-    two runs of tasks of different classes is marked 255 (decoded exactly), and every other
-    bucket lies inside one run and takes its class.
-    """
-    m, shift = len(task_class), 53 - bits
-    table = bytearray(1 << bits)
-    last = (1 << bits) - 1
-    starts = [0] + [i for i in range(1, m) if task_class[i] != task_class[i - 1]]
-    for start, end in zip(starts, [*starts[1:], m]):
-        b0 = min(((start << 53) // m) >> shift, last)
-        b1 = min(((end << 53) // m) >> shift, last)
-        table[b0 : b1 + 1] = bytes([task_class[start]]) * (b1 - b0 + 1)
-    for i in starts[1:]:
-        x = (i << 53) // m
-        table[(x - 4) >> shift : min((x + 4) >> shift, last) + 1] = bytes([_MAX_BYTE_CLASSES]) * (
-            min((x + 4) >> shift, last) + 1 - ((x - 4) >> shift)
-        )
-    return bytes(table)
-
-
-def _buckets(draws: int, m: int, bits: int, mask: int) -> array[int]:
-    """Each draw's bucket, the top ``bits`` bits of its first word, from ``draws``, the integer
-    ``getrandbits(64 * m)`` returned: draw ``i``'s first word is its bits ``64 i`` to
-    ``64 i + 31``, so one shift and one ``mask`` (``bits`` ones at the bottom of each 64-bit
-    slot) leave every draw's bucket in a slot of its own, with no Python step a draw."""
-    out = array("Q", ((draws >> (32 - bits)) & mask).to_bytes(8 * m, "little"))
-    if sys.byteorder == "big":  # pragma: no cover - the machines ek runs on are little-endian
-        out.byteswap()
-    return out
-
-
-def _class_draw_counts(
-    rng: random.Random, task_class: list[int], n_classes: int, n_resamples: int
-) -> list[list[int]]:
-    """Per replicate, how often ``rng.choices(range(m), k=m)`` drew a task of each class.
-
-    The same draws as ``random.choices`` (two 32-bit words a draw, ``random()`` times ``m``,
-    floored), taken in bulk: ``getrandbits(64 * m)`` returns a replicate's words in order; a
-    draw's class is looked up from its top 16 bits (:func:`_bucket_table`), and only the few
-    draws whose bucket straddles two classes are decoded exactly.
-    """
-    m = len(task_class)
-    scale = m / float(1 << 53)
-    bits = 16 if m <= _SMALL_TABLE_TASKS else 20
-    bulk = n_classes < _MAX_BYTE_CLASSES and m < 1 << 32
-    bulk = bulk and array("I").itemsize == 4 and array("Q").itemsize == 8
-    table = _bucket_table(task_class, bits) if bulk else b""
-    # with many classes, or so many tasks that buckets often straddle two classes (each such
-    # draw is decoded in Python), the plain draws are faster: one Python step a draw
-    if not table or table.count(_MAX_BYTE_CLASSES) > len(table) // 8:
-        out = []
-        for _ in range(n_resamples):
-            cnt = [0] * n_classes
-            for i in rng.choices(range(m), k=m):
-                cnt[task_class[i]] += 1
-            out.append(cnt)
-        return out
-    classes = range(n_classes)
-    mask = int.from_bytes(((1 << bits) - 1).to_bytes(8, "little") * m, "little")
-    out = []
-    for _ in range(n_resamples):
-        draws = rng.getrandbits(64 * m)
-        words = array("I", draws.to_bytes(8 * m, "little"))
-        if sys.byteorder == "big":  # pragma: no cover - the machines ek runs on are little-endian
-            words.byteswap()
-        top = _buckets(draws, m, bits, mask)
-        drawn = bytes(operator.itemgetter(*top)(table)) if m > 1 else bytes([table[top[0]]])
-        tally = Counter(drawn)
-        cnt = [tally[c] for c in classes]
-        at = drawn.find(_MAX_BYTE_CLASSES)
-        while at >= 0:
-            w0, w1 = words[2 * at], words[2 * at + 1]
-            cnt[task_class[_draw_index((w0 >> 5) << 26 | w1 >> 6, scale)]] += 1
-            at = drawn.find(_MAX_BYTE_CLASSES, at + 1)
-        out.append(cnt)
-    return out
-
-
-class _OrderStatistics(Sequence[float]):
-    """A sorted sequence of which only the positions :func:`~ek.stats.quantile` reads are known."""
-
-    def __init__(self, size: int, known: dict[int, float]) -> None:
-        self._size, self._known = size, known
-
-    def __len__(self) -> int:
-        return self._size
-
-    def __getitem__(self, i: Any) -> Any:
-        return self._known[i]
-
-
-def _quantile_positions(size: int, confidence: float) -> list[int]:
-    """The order statistics :func:`~ek.stats.quantile` reads for the two interval ends."""
-    alpha = 1.0 - confidence
-    out = []
-    for q in (alpha / 2.0, 1.0 - alpha / 2.0):
-        lo = math.floor(q * (size - 1))
-        out += [lo, min(lo + 1, size - 1)]
-    return out
-
-
-def _bootstrap_means(
-    series: list[list[float]],
-    rep_counts: list[list[int]],
-    m: int,
-    points: list[float],
-    confidence: float,
-    method: str,
-    reason: str,
-) -> list[Interval]:
-    """Each series' percentile interval of the replicate means ``fsum(count * value) / m``.
-
-    A replicate's mean of a series is ``math.fsum(c * v for c, v in zip(counts, values)) / m``.
-    Computing it for every replicate and every series is replicates x classes x series Python
-    steps, so instead all series are summed at once in fixed point (each class's values packed
-    into one big integer, one multiply-add per class and replicate), which orders the
-    replicates to within a proven bound; only the replicates that could hold the order
-    statistics the interval reads are then computed exactly, so every bound is the same number.
-    """
-    finite = all(0.0 <= v <= 1.0 for vals in series for v in vals)
-    if not finite or m.bit_length() > 40:  # pragma: no cover - [0, 1] and < 2**40 tasks
-        return [
-            percentile_interval(
-                p, [math.fsum(map(operator.mul, cnt, vals)) / m for cnt in rep_counts],
-                confidence, method, reason,
-            )
-            for p, vals in zip(points, series)
-        ]  # fmt: skip
-    # Fixed point with every replicate's sum of a series in one unsigned 64-bit slot, so a
-    # replicate's packed sum splits into its series with one array conversion. The exact mean
-    # differs from fixed / (m 2**frac) by at most 3.2 * 2**-53 (products, fsum and division
-    # each round once; values <= 1) plus m / 2 fixed units of rounding the values: under 2.2 m
-    # fixed units for frac <= 52; the window below is twice 8 m.
-    frac_bits = min(52, 63 - m.bit_length())
-    slack = m << 3
-    packed = [
-        sum(round(vals[c] * (1 << frac_bits)) << (64 * s) for s, vals in enumerate(series))
-        for c in range(len(series[0]))
+def _series(pairs: Sequence[tuple[int, int]], k: int) -> list[_Series]:
+    """Every curve point's per-task estimates, computed once per distinct ``(n, c)`` (tasks
+    with the same counts have the same estimate)."""
+    distinct = set(pairs)
+    return [
+        (name, j, {p: fn(p[0], p[1], j) for p in distinct})
+        for name, fn in _CURVES
+        for j in range(1, k + 1)
     ]
-    n_rep, n_series = len(rep_counts), len(series)
-    flat = array("Q")
-    for cnt in rep_counts:
-        total = sum(c * p for c, p in zip(cnt, packed) if c)
-        flat.frombytes(total.to_bytes(8 * n_series, "little"))
-    if sys.byteorder == "big":  # pragma: no cover - the machines ek runs on are little-endian
-        flat.byteswap()
-    wanted = _quantile_positions(n_rep, confidence)
-    out = []
-    for s, vals in enumerate(series):
-        known: dict[int, float] = {}
-        col = flat[s::n_series]
-        order = sorted(range(n_rep), key=col.__getitem__)
-        ranked = list(map(col.__getitem__, order))
-        for j in wanted:
-            if j in known:
-                continue
-            below = bisect.bisect_left(ranked, ranked[j] - 2 * slack)
-            top = bisect.bisect_right(ranked, ranked[j] + 2 * slack)
-            exact = sorted(
-                math.fsum(map(operator.mul, rep_counts[r], vals)) / m for r in order[below:top]
-            )
-            known[j] = exact[j - below]
-        stats = _OrderStatistics(n_rep, known)
-        low = quantile(stats, (1.0 - confidence) / 2.0)
-        high = quantile(stats, 1.0 - (1.0 - confidence) / 2.0)
-        point = points[s]
-        if not math.isnan(point):  # as percentile_interval: widened to contain the point
-            low, high = min(low, point), max(high, point)
-        out.append(Interval(point, low, high, confidence, method, reason))
+
+
+def _clustered_curves(
+    pairs: Sequence[tuple[int, int]], series: Sequence[_Series], confidence: float
+) -> dict[str, dict[int, Interval]]:
+    """Each curve point's mean over tasks with its clustered interval (:func:`~ek.stats.mean_interval`:
+    ``sd / sqrt(m)`` of the per-task estimates, Student's t with ``m − 1`` degrees of freedom)."""
+    out: dict[str, dict[int, Interval]] = {name: {} for name, _ in _CURVES}
+    for name, j, values in series:
+        out[name][j] = mean_interval([values[p] for p in pairs], confidence, bounds=(0.0, 1.0))
     return out
 
 
-def _build(
-    counts: dict[str, tuple[int, int]],
-    k: int,
+def _bootstrap_curves(
+    pairs: Sequence[tuple[int, int]],
+    series: Sequence[_Series],
     confidence: float,
     n_resamples: int,
     seed: int,
-    notes: list[str],
-) -> ReliabilityReport:
-    pairs = list(counts.values())
-    total_n = sum(n for n, _ in pairs)
-    total_c = sum(c for _, c in pairs)
-    ks = range(1, k + 1)
+) -> dict[str, dict[int, Interval]]:
+    """Each curve point's percentile bootstrap interval over tasks (Efron & Tibshirani 1993,
+    ch. 13): ``n_resamples`` times, ``random.Random(seed).choices`` draws ``m`` tasks with
+    replacement from ``pairs`` (the tasks in canonical order), and every curve point is the mean
+    of the drawn tasks' estimates (one resample shared by every k, so the curves stay coherent).
+    Linear in tasks per replicate: the draws are counted by ``(n, c)``, and each mean is a sum
+    over the distinct counts drawn."""
     m = len(pairs)
+    rng = random.Random(seed)
+    reps: list[list[float]] = [[] for _ in series]
+    for _ in range(n_resamples):
+        drawn = Counter(rng.choices(pairs, k=m))
+        for (_, _, values), out in zip(series, reps):
+            out.append(math.fsum(c * values[p] for p, c in drawn.items()) / m)
     method = f"percentile-bootstrap-over-tasks(n_resamples={n_resamples}, seed={seed})"
     reason = "one task: the interval is degenerate" if m == 1 else ""
+    curves: dict[str, dict[int, Interval]] = {name: {} for name, _ in _CURVES}
+    for (name, j, values), r in zip(series, reps):
+        point = mean([values[p] for p in pairs])
+        curves[name][j] = percentile_interval(point, r, confidence, method, reason)
+    return curves
 
-    # Tasks with equal (n, c) have equal estimators at every k, so a replicate is fully described
-    # by how often it drew each distinct (n, c) class: the estimators are computed per class, one
-    # resample of tasks per replicate is shared by every k (so the curves stay coherent), and
-    # each replicate's draws are counted per class, then dropped (memory: n_resamples x classes).
-    class_of: dict[tuple[int, int], int] = {}
-    task_class = [class_of.setdefault(p, len(class_of)) for p in pairs]
-    rep_counts = _class_draw_counts(random.Random(seed), task_class, len(class_of), n_resamples)
-    series = [[pass_at_k(n, c, j) for n, c in class_of] for j in ks]
-    series += [[pass_hat_k(n, c, j) for n, c in class_of] for j in ks]
-    points = [mean([vals[c] for c in task_class]) for vals in series]
-    ivs = _bootstrap_means(series, rep_counts, m, points, confidence, method, reason)
+
+def _build(
+    counts: Mapping[str, tuple[int, int]],
+    k: int,
+    options: _Options,
+    notes: Sequence[str],
+) -> ReliabilityReport:
+    """One report of ``counts`` (the whole suite, or a slice), intervals by ``options.method``.
+
+    Every interval is a function of the trials, not of their order: the tasks are taken in
+    one canonical order, sorted by id (an Inspect log lists them in completion order).
+    """
+    pairs = [counts[t] for t in sorted(counts)]
+    series = _series(pairs, k)
+    curves = {"clustered": _clustered_curves(pairs, series, options.confidence)}
+    if options.method == "bootstrap" or len(pairs) <= BOOTSTRAP_MAX_TASKS:
+        curves["bootstrap"] = _bootstrap_curves(
+            pairs, series, options.confidence, options.n_resamples, options.seed
+        )
+    main = curves.pop(options.method)
+    other = next(iter(curves.values()), {})
     return ReliabilityReport(
         counts=ReadOnlyDict(counts),
         k=k,
-        success_rate=wilson_interval(total_c, total_n, confidence),
-        pass_at_k=ReadOnlyDict(dict(zip(ks, ivs[:k]))),
-        pass_hat_k=ReadOnlyDict(dict(zip(ks, ivs[k:]))),
+        success_rate=wilson_interval(
+            sum(c for _, c in pairs), sum(n for n, _ in pairs), options.confidence
+        ),
+        pass_at_k=ReadOnlyDict(main["pass_at_k"]),
+        pass_hat_k=ReadOnlyDict(main["pass_hat_k"]),
         warnings=tuple(notes),
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
+        confidence=options.confidence,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
+        interval=options.method,
+        success_rate_clustered=ratio_interval(
+            [c for _, c in pairs], [n for n, _ in pairs], options.confidence, bounds=(0.0, 1.0)
+        ),
+        cross_check=ReadOnlyDict({name: ReadOnlyDict(c) for name, c in other.items()}),
     )
 
 
@@ -588,6 +483,70 @@ def _resolve_k(
     return int(k)
 
 
+def _notes(data: Mapping[str, tuple[int, int]], k: int) -> list[tuple[str, type[Warning]]]:
+    """The warnings about unequal trial counts and a deterministic agent."""
+    raised: list[tuple[str, type[Warning]]] = []
+    ns = [n for n, _ in data.values()]
+    if len(set(ns)) > 1:
+        msg = (
+            f"unequal trial counts (min {min(ns)}, max {max(ns)}): "
+            "each task uses its own n (tau2-bench policy)"
+        )
+        raised.append((msg, ReliabilityWarning))
+    if k >= 2 and all(c in (0, n) for n, c in data.values()):
+        msg = (
+            "every task is all-pass or all-fail (a deterministic agent?): pass^k equals pass^1 "
+            "for every k and measures nothing about run-to-run reliability"
+        )
+        raised.append((msg, DeterministicAgentWarning))
+    return raised
+
+
+def _with_trials(
+    data: dict[str, tuple[int, int]], raised: list[tuple[str, type[Warning]]]
+) -> dict[str, tuple[int, int]]:
+    """The tasks with at least one trial (the others left out with a warning)."""
+    empty = sorted(t for t, (n, _) in data.items() if n == 0)
+    if empty:
+        raised.append(
+            (f"{len(empty)} task(s) with no trials left out: {empty[:10]}", ReliabilityWarning)
+        )
+    out = {t: nc for t, nc in data.items() if nc[0] > 0}
+    if not out:
+        raise ValueError(
+            "reliability() needs at least one task with at least one trial, got "
+            f"{len(data)} task(s) and 0 trials"
+        )
+    return out
+
+
+def _slice_reports(
+    slices: Any,
+    counts: Mapping[str, Any],
+    data: Mapping[str, tuple[int, int]],
+    k: int,
+    options: _Options,
+) -> dict[str, ReliabilityReport]:
+    """Each slice's report (same k, seed and method as the suite's)."""
+    if not isinstance(slices, Mapping):
+        raise TypeError(f"slices must be a mapping name -> task ids, got {type(slices).__name__}")
+    subs: dict[str, ReliabilityReport] = {}
+    for name, ids in slices.items():
+        if isinstance(ids, str):
+            raise TypeError(f"slices[{short_repr(name)}] must be a sequence of task ids, not a str")
+        unknown = sorted(str(t) for t in ids if t not in counts)
+        if unknown:
+            raise ValueError(f"slices[{short_repr(name)}] names unknown task(s) {unknown[:10]}")
+        sub = {t: data[t] for t in ids if t in data}
+        if not sub:
+            raise ValueError(f"slices[{short_repr(name)}] has no task with trials")
+        sub_notes: list[str] = []
+        if k >= 2 and all(c in (0, n) for n, c in sub.values()):
+            sub_notes.append(f"slice {short_repr(name)}: every task is all-pass or all-fail")
+        subs[str(name)] = _build(sub, k, options, sub_notes)
+    return subs
+
+
 def reliability(
     counts: Mapping[str, tuple[int, int]],
     k: int | None = None,
@@ -596,12 +555,29 @@ def reliability(
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    interval: str = "auto",
 ) -> ReliabilityReport:
     """Build a :class:`ReliabilityReport` from per-task ``(n trials, c successes)`` counts.
 
     pass@k and pass^k are the mean over tasks of the per-task estimators (tau-bench,
-    arXiv 2406.12045; HumanEval, arXiv 2107.03374), each with a seeded percentile bootstrap
-    interval over tasks; the pooled success rate gets a Wilson interval.
+    arXiv 2406.12045; HumanEval, arXiv 2107.03374). Their intervals treat **tasks as the unit**
+    (the trials of a task are correlated), by one of two methods:
+
+    * ``"bootstrap"``: the percentile bootstrap over tasks (``random.Random(seed).choices``
+      over the tasks sorted by id, ``n_resamples`` times; :func:`~ek.stats.percentile_interval`);
+    * ``"clustered"``: the cluster-robust standard error with tasks as clusters (Miller 2024,
+      arXiv 2411.00640): ``sd / sqrt(m)`` of the per-task estimates, Student's t with
+      ``m − 1`` degrees of freedom (:func:`~ek.stats.mean_interval`), in O(tasks);
+    * ``"auto"`` (default): the bootstrap up to :data:`~ek.stats.BOOTSTRAP_MAX_TASKS` (1,000)
+      tasks, the clustered standard error above, where resampling in pure Python is slow.
+
+    The other method is reported beside as a cross-check (:attr:`ReliabilityReport.cross_check`;
+    the bootstrap only where it is cheap or requested). The pooled success rate gets Wilson's
+    interval and, beside it, the clustered one (:attr:`ReliabilityReport.success_rate_clustered`).
+    Every interval is a function of the trials, not of the order the tasks are listed in (the
+    tasks are resampled in sorted order; before ek 0.x, issue 31, the bootstrap followed the
+    order given, so the same trials listed in another order, e.g. an Inspect log's completion
+    order, gave other bounds).
 
     **Unequal trial counts** follow tau2-bench (``get_metrics_df``): each task uses its own n,
     and ``k`` defaults to (and is capped at, with a warning) the smallest per-task n, so every
@@ -615,87 +591,41 @@ def reliability(
         counts: ``task_id -> (n, c)``.
         k: Largest k to report, at most :data:`MAX_K` (100); defaults to the smallest
             per-task n (a ValueError asks for an explicit k when that is over the limit).
-        slices: ``slice name -> task ids``; each slice gets its own report (same k and seed).
+        slices: ``slice name -> task ids``; each slice gets its own report (same k, seed and
+            interval method).
         confidence: Interval coverage in (0, 1).
         n_resamples: Bootstrap replicates, 1 to :data:`~ek.stats.MAX_RESAMPLES` (1,000,000).
         seed: Bootstrap seed (recorded in the report).
+        interval: ``"auto"``, ``"bootstrap"`` or ``"clustered"`` (see above).
 
     Raises:
-        ValueError: no task has a trial, bad counts (each at most 2**53), ``k`` or
-            ``n_resamples`` out of range, or a slice names an unknown task.
+        ValueError: no task has a trial, bad counts (each at most 2**53), ``k``,
+            ``n_resamples`` or ``interval`` out of range, or a slice names an unknown task.
 
     Example:
         >>> r = reliability({"a": (4, 4), "b": (4, 3), "c": (4, 0), "d": (4, 2)})
-        >>> r.k, r.pass_hat_k[1].point, round(r.pass_hat_k[2].point, 4)
-        (4, 0.5625, 0.4167)
+        >>> r.k, r.pass_hat_k[1].point, round(r.pass_hat_k[2].point, 4), r.interval
+        (4, 0.5625, 0.4167, 'bootstrap')
         >>> round(r.pass_at_k[2].point, 4), round(r.success_rate.low, 4)
         (0.7083, 0.3318)
+        >>> iv = r.cross_check["pass_hat_k"][1]   # the clustered interval beside the bootstrap
+        >>> iv.method, round(iv.low, 4), round(iv.high, 4)
+        ('clustered-t(df=3)', 0.0, 1.0)
     """
     data = _check_counts(counts)
     confidence = check_confidence(confidence)
     n_resamples = check_int("n_resamples", n_resamples, 1, MAX_RESAMPLES)
     seed = check_int("seed", seed, -(2**63))
     raised: list[tuple[str, type[Warning]]] = []
-    empty = sorted(t for t, (n, _) in data.items() if n == 0)
-    if empty:
-        raised.append(
-            (f"{len(empty)} task(s) with no trials left out: {empty[:10]}", ReliabilityWarning)
-        )
-        data = {t: nc for t, nc in data.items() if nc[0] > 0}
-    if not data:
-        raise ValueError(
-            "reliability() needs at least one task with at least one trial, got "
-            f"{len(counts)} task(s) and 0 trials"
-        )
+    data = _with_trials(data, raised)
     min_n = min(n for n, _ in data.values())
     k = _resolve_k(data, k, min_n, raised)
-    if len({n for n, _ in data.values()}) > 1:
-        msg = (
-            f"unequal trial counts (min {min_n}, max {max(n for n, _ in data.values())}): "
-            "each task uses its own n (tau2-bench policy)"
-        )
-        raised.append((msg, ReliabilityWarning))
-    if k >= 2 and all(c in (0, n) for n, c in data.values()):
-        msg = (
-            "every task is all-pass or all-fail (a deterministic agent?): pass^k equals pass^1 "
-            "for every k and measures nothing about run-to-run reliability"
-        )
-        raised.append((msg, DeterministicAgentWarning))
+    raised += _notes(data, k)
+    options = _Options(confidence, n_resamples, seed, choose_interval(interval, len(data)))
     for msg, category in raised:
         warnings.warn(msg, category, stacklevel=2)
-    notes = [msg for msg, _ in raised]
-    report = _build(data, k, confidence, n_resamples, seed, notes)
+    report = _build(data, k, options, [msg for msg, _ in raised])
     if slices:
-        if not isinstance(slices, Mapping):
-            raise TypeError(
-                f"slices must be a mapping name -> task ids, got {type(slices).__name__}"
-            )
-        subs: dict[str, ReliabilityReport] = {}
-        for name, ids in slices.items():
-            if isinstance(ids, str):
-                raise TypeError(
-                    f"slices[{short_repr(name)}] must be a sequence of task ids, not a str"
-                )
-            unknown = sorted(str(t) for t in ids if t not in counts)
-            if unknown:
-                raise ValueError(f"slices[{short_repr(name)}] names unknown task(s) {unknown[:10]}")
-            sub = {t: data[t] for t in ids if t in data}
-            if not sub:
-                raise ValueError(f"slices[{short_repr(name)}] has no task with trials")
-            sub_notes: list[str] = []
-            if k >= 2 and all(c in (0, n) for n, c in sub.values()):
-                sub_notes.append(f"slice {short_repr(name)}: every task is all-pass or all-fail")
-            subs[str(name)] = _build(sub, k, confidence, n_resamples, seed, sub_notes)
-        report = ReliabilityReport(
-            counts=report.counts,
-            k=report.k,
-            success_rate=report.success_rate,
-            pass_at_k=report.pass_at_k,
-            pass_hat_k=report.pass_hat_k,
-            slices=ReadOnlyDict(subs),
-            warnings=report.warnings,
-            confidence=confidence,
-            n_resamples=n_resamples,
-            seed=seed,
-        )
+        subs = _slice_reports(slices, counts, data, k, options)
+        report = dataclasses.replace(report, slices=ReadOnlyDict(subs))
     return report

@@ -8,14 +8,19 @@ exactly that while a store, an Inspect log or a trace file is read once, so memo
 tasks x metrics, not with trials, and time with the file's size.
 
 **Per-task sums.** A metric whose aggregate is a ratio of sums of detail fields declares them
-(:func:`summed_detail`): a ``summed_detail`` attribute on the metric (a mapping ``key ->
-default``, ``None`` for a key every Score must carry), or the table below for ek's built-in
-metrics. A task's Scores then merge into one Score (:func:`merge_scores`) whose detail holds
-the task's sums (and ``merged_trials``, how many Scores it stands for), and the metric's own
-``aggregate`` over the merged Scores is its corpus figure, as over the trials' Scores (the sums
-are only added in another order: equal to the last bits of a float). The gate's bootstrap
-resamples tasks, so it resamples these per-task sums. A metric that declares nothing (a
-registered custom metric, or one not registered) keeps its Scores, as before.
+itself, as torchmetrics' ``add_state(..., dist_reduce_fx="sum")`` and sacrebleu's corpus
+statistics do: a class attribute ``sums`` (the field names, e.g. ``("tp", "fp", "fn")``), and
+``sum_defaults`` (``field -> value``) for a field its aggregate reads with a default when a
+Score lacks it (:func:`declared_sums`). A task's Scores then merge into one Score
+(:func:`merge_scores`) whose detail holds the task's sums (and ``merged_trials``, how many
+Scores it stands for), and the metric's own ``aggregate`` over the merged Scores is its corpus
+figure, as over the trials' Scores (the sums are only added in another order: equal to the last
+bits of a float). Tallies of parts of a run merge by adding these sums, task by task. The
+gate's intervals resample tasks, so they work from these per-task sums.
+
+**Fallback.** A metric that declares nothing (a registered custom metric without ``sums``, or
+one not registered) keeps its Scores whole: its aggregate runs over every trial's Score, and
+the gate's interval of its change is the bootstrap (no clustered interval without sums).
 
 Example:
     >>> import ek.agents.metrics
@@ -31,7 +36,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ek._validate import short_repr
@@ -47,6 +52,7 @@ __all__ = [
     "MERGED_TRIALS",
     "MetricTally",
     "RunTally",
+    "declared_sums",
     "merge_scores",
     "score_from_record",
     "summed_detail",
@@ -56,25 +62,38 @@ __all__ = [
 MERGED_TRIALS = "merged_trials"
 
 _ABSENT: Any = object()  # a detail key a Score does not carry
-_REQUIRED = None  # a summed key every Score must carry (its aggregate refuses a Score without)
 
-# ek's built-in metrics (by class): the detail fields their aggregate sums, and the default it
-# reads for a Score without the field (None: required)
-_BUILTIN: dict[str, dict[str, float | None]] = {
-    "ek.agents.metrics.TaskSuccessMetric": {"successes": _REQUIRED, "n": 1.0},
-    "ek.agents.metrics.CostPerSuccessMetric": {"dollars": _REQUIRED, "successes": _REQUIRED},
-    "ek.agents.toolcalls.ToolCallMetric": {"tp": _REQUIRED, "fp": _REQUIRED, "fn": _REQUIRED},
-    "ek.agents.trajectory.TrajectoryMetric": {"cost": _REQUIRED, "worst_case": _REQUIRED},
-    "ek.agents.judge.JudgeMetric": {"n_scored": 0.0, "score_sum": 0.0},
-}
+
+def declared_sums(metric: Any) -> dict[str, float | None] | None:
+    """The detail fields ``metric``'s aggregate sums, from its own declaration, or ``None``.
+
+    Each field named in ``metric.sums`` maps to the value the aggregate reads for a Score
+    without it (``metric.sum_defaults``), or ``None`` when every Score must carry it.
+
+    Example:
+        >>> class Recall:
+        ...     sums = ("hits", "relevant")
+        ...     sum_defaults = {"relevant": 1.0}
+        >>> declared_sums(Recall()), declared_sums(object())
+        ({'hits': None, 'relevant': 1.0}, None)
+    """
+    names = getattr(metric, "sums", None)
+    if names is None:
+        return None  # the fallback: the metric's Scores are kept whole
+    if isinstance(names, str) or not all(isinstance(k, str) for k in names):
+        raise TypeError(
+            f"{type(metric).__name__}.sums must be a tuple of detail field names, got "
+            f"{short_repr(names)}"
+        )
+    defaults = getattr(metric, "sum_defaults", None) or {}
+    return {k: (float(defaults[k]) if k in defaults else None) for k in names}
 
 
 def summed_detail(name: str) -> Mapping[str, float | None] | None:
     """The detail fields the aggregate of the metric registered as ``name`` sums, or ``None``.
 
     ``None`` when the metric is not registered, cannot be built without arguments, or declares
-    nothing (its Scores are kept whole then). Each field maps to the value its aggregate reads
-    for a Score without it, or ``None`` when every Score must carry it.
+    nothing (its Scores are kept whole then); see :func:`declared_sums`.
 
     Example:
         >>> import ek.agents.toolcalls
@@ -91,11 +110,7 @@ def summed_detail(name: str) -> Mapping[str, float | None] | None:
             obj = obj()
     except (UnknownNameError, TypeError, ValueError):
         return None
-    declared = getattr(obj, "summed_detail", None)
-    if isinstance(declared, Mapping):
-        return dict(declared)
-    cls = type(obj)
-    return _BUILTIN.get(f"{cls.__module__}.{cls.__qualname__}")
+    return declared_sums(obj)
 
 
 def score_from_record(d: Any, where: str = "score") -> Score:
@@ -131,6 +146,13 @@ class _Sums:
         self.n = 0
         self.sums = [0.0] * n_keys
         self.hib: Any = None
+
+    def merge(self, other: _Sums) -> None:
+        """Add another tally's sums of the same task (the generic merge: every field a sum)."""
+        self.n += other.n
+        self.sums = [a + b for a, b in zip(self.sums, other.sums)]
+        if self.hib is None:
+            self.hib = other.hib
 
 
 def merge_scores(
@@ -217,6 +239,10 @@ class MetricTally:
         """True when the metric is kept as per-task sums."""
         return self.fields is not None
 
+    def first_read(self, at: Callable[[str], int]) -> int:
+        """Where this tally read its first Score in the file (``at``: a task's first line)."""
+        return min(map(at, self._sums or self._kept), default=0)
+
     def add(self, task_id: str, score: Score | Mapping[str, Any]) -> None:
         """One trial's Score (or a merged one) of task ``task_id``; a store's score record
         (``{"value", "detail"}``) is read as its Score (only its detail, when summed)."""
@@ -248,14 +274,18 @@ class MetricTally:
 
     @classmethod
     def merged(cls, parts: Sequence[MetricTally]) -> MetricTally:
-        """One metric's tally of several that saw disjoint sets of tasks, in file order (the
-        first part's first Score gives the direction, as the first Score read would)."""
+        """One metric's tally of several (parts of one run, in file order): each task's sums
+        added field by field, as the declaration says they merge (a metric kept whole: the
+        task's Scores in order). The first part's first Score gives the direction, as the first
+        Score read would."""
         out = copy.copy(parts[0])  # the same metric and fields; its tasks are set below
         out._sums, out._kept = {}, {}
         out._first = next((p._first for p in parts if p._first is not None), None)
         for p in parts:
-            out._sums.update(p._sums)
-            out._kept.update(p._kept)
+            for t, acc in p._sums.items():
+                out._sums.setdefault(t, _Sums(len(out._keys))).merge(acc)
+            for t, kept in p._kept.items():
+                out._kept.setdefault(t, []).extend(kept)
         return out
 
     def summary(self, order: Iterable[str] = ()) -> MetricSummary:
@@ -347,8 +377,9 @@ class RunTally:
 
     @classmethod
     def merged(cls, parts: Sequence[RunTally], first_seen: Mapping[str, int]) -> RunTally:
-        """One tally of several over disjoint sets of tasks of one run (shards of a store read
-        in several processes, each built with the same ``tasks``, price and prices).
+        """One tally of several over parts of one run (shards of a store read in several
+        processes, each built with the same ``tasks``, price and prices): every count and sum
+        added, task by task (:meth:`MetricTally.merged`, :meth:`CostTally.merged`).
 
         ``first_seen`` (``task_id -> position`` of its first trial in the file, for every
         task read) puts what one reader orders as it reads in file order: the tasks ``tasks``
@@ -361,36 +392,22 @@ class RunTally:
         at = first_seen.__getitem__
         head = parts[0]
         out = cls(price=head._price, prices=head._prices)
-        out._slices_of = dict(head._slices_of)
-        listed = set(head._order)
-        unlisted = sorted({t for p in parts for t in p._counts if t not in listed}, key=at)
-        for t in (*head._order, *unlisted):
-            held = [p._counts[t] for p in parts if t in p._counts]
-            out._counts[t] = [sum(nc[0] for nc in held), sum(nc[1] for nc in held)]
-        out._order = list(head._order)
+        out._slices_of, out._order = dict(head._slices_of), list(head._order)
+        out._counts = _added_counts(parts, head._order, at)
         out._cost = CostTally.merged([p._cost for p in parts])
-        slices: dict[str, list[CostTally]] = {}
-        for t in sorted((t for t in first_seen if t in out._slices_of), key=at):
-            for sname in out._slices_of[t]:
-                slices.setdefault(sname, [])
-        for p in parts:
-            for sname, tally in p._slice_cost.items():
-                slices.setdefault(sname, []).append(tally)
-        out._slice_cost = {sname: CostTally.merged(ts) for sname, ts in slices.items() if ts}
-
-        def first_read(m: MetricTally) -> int:  # where a part read its first Score of the metric
-            return min(map(at, m._sums or m._kept), default=0)
-
+        out._slice_cost = _merged_slice_costs(parts, out._slices_of, first_seen)
         for name in sorted({n for p in parts for n in p.metrics}):
-            held_by = sorted((p.metrics[name] for p in parts if name in p.metrics), key=first_read)
-            out.metrics[name] = MetricTally.merged(held_by)
+            held = [p.metrics[name] for p in parts if name in p.metrics]
+            out.metrics[name] = MetricTally.merged(sorted(held, key=lambda m: m.first_read(at)))
         out.agent_failures = sum(p.agent_failures for p in parts)
-        for p in sorted(
-            parts, key=lambda p: min((at(t) for t, nc in p._counts.items() if nc[0]), default=0)
-        ):
+        for p in sorted(parts, key=lambda p: p.first_read(at)):
             for limit, n in p.budget_hits.items():
                 out.budget_hits[limit] = out.budget_hits.get(limit, 0) + n
         return out
+
+    def first_read(self, at: Callable[[str], int]) -> int:
+        """Where this tally read its first trial in the file (``at``: a task's first line)."""
+        return min((at(t) for t, (n, _) in self._counts.items() if n), default=0)
 
     @property
     def counts(self) -> dict[str, tuple[int, int]]:
@@ -409,3 +426,32 @@ class RunTally:
     def slice_costs(self) -> dict[str, dict[str, Any]]:
         """``slice name -> cost report dict`` of the trials of its tasks."""
         return {s: t.report().to_dict() for s, t in self._slice_cost.items()}
+
+
+def _added_counts(
+    parts: Sequence[RunTally], listed: Sequence[str], at: Callable[[str], int]
+) -> dict[str, list[int]]:
+    """Each task's ``[n, c]`` summed over the parts: the listed tasks first, in order, then
+    the others in file order."""
+    known = set(listed)
+    unlisted = sorted({t for p in parts for t in p._counts if t not in known}, key=at)
+    out: dict[str, list[int]] = {t: [0, 0] for t in (*listed, *unlisted)}
+    for p in parts:
+        for t, (n, c) in p._counts.items():
+            out[t][0] += n
+            out[t][1] += c
+    return out
+
+
+def _merged_slice_costs(
+    parts: Sequence[RunTally], slices_of: Mapping[str, Sequence[str]], first_seen: Mapping[str, int]
+) -> dict[str, CostTally]:
+    """Each slice's cost tally over the parts, the slices in the order one reader meets them."""
+    order: dict[str, None] = {}
+    for t in sorted((t for t in first_seen if t in slices_of), key=first_seen.__getitem__):
+        order.update(dict.fromkeys(slices_of[t]))
+    held: dict[str, list[CostTally]] = {s: [] for s in order}
+    for p in parts:
+        for sname, tally in p._slice_cost.items():
+            held.setdefault(sname, []).append(tally)
+    return {sname: CostTally.merged(ts) for sname, ts in held.items() if ts}

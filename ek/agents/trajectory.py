@@ -842,6 +842,8 @@ class TrajectoryMetric:
 
     name = "trajectory"
     higher_is_better = True
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents.tally`).
+    sums = ("cost", "worst_case")
 
     def __init__(
         self,

@@ -293,6 +293,8 @@ class ToolCallMetric:
 
     name = "tool_calls"
     higher_is_better = True
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents.tally`).
+    sums = ("tp", "fp", "fn")
 
     _CACHE_MAX = 4096
 
