@@ -21,9 +21,11 @@ from ek.agents.toolcalls import MALFORMED_TOOL, ToolCallMetric
 from ek.agents.traces import (
     Span,
     TraceFormatError,
+    TraceWarning,
     episodes_from_spans,
     read_spans,
     read_trace_episodes,
+    read_traces,
     spans_to_otlp,
     summary_from_traces,
     write_otlp_json,
@@ -598,9 +600,15 @@ def test_tasks_from_attribute_ancestors_resource_and_trials_by_start() -> None:
 def test_task_and_trial_attribute_errors() -> None:
     with pytest.raises(TraceFormatError, match=f"trace {T1} .*no attribute 'ek.task_id'"):
         episodes_from_spans([agent(T1, "a1")], task_attribute="ek.task_id")
-    dup = [agent(T1, "a1", **{"t": "x", "n": 0}), agent(T2, "a1", **{"t": "x", "n": "0"})]
-    with pytest.raises(TraceFormatError, match="task 'x' trial 0 appears twice"):
-        episodes_from_spans(dup, task_attribute="t", trial_attribute="n")
+    dup = [agent(T1, "a1", **{"t": "x", "n": 0}), agent(T2, "a1", 5, **{"t": "x", "n": "0"})]
+    # the same (task, trial) twice: the first read is kept, the second reported, not the file lost
+    with pytest.warns(
+        TraceWarning, match=f"trace {T2} .*task 'x' trial 0 was already read from trace {T1}"
+    ):
+        [kept] = episodes_from_spans(dup, task_attribute="t", trial_attribute="n")
+    assert kept.metadata["trace"]["trace_id"] == T1
+    reading = read_traces(dup, task_attribute="t", trial_attribute="n")
+    assert [p.trace_id for p in reading.problems] == [T2] and len(reading.episodes) == 1
     with pytest.raises(TraceFormatError, match="trial attribute 'n' must be an int >= 0, got -1"):
         episodes_from_spans([agent(T1, "a1", n=-1)], trial_attribute="n")
     with pytest.raises(TraceFormatError, match="verdict attribute 'v' must be a bool"):
@@ -672,7 +680,9 @@ def test_summary_refusals_say_what_was_looked_for(tmp_path: Path) -> None:
     q = _write(tmp_path, [agent(T1, "a1")], "q.jsonl")
     with pytest.raises(RunLoadError, match="hold no verdict of their own"):
         load_run(q)
-    with pytest.raises(RunLoadError, match=f"{q}: trace {T1} .*no attribute 'task'"):
+    with pytest.raises(
+        RunLoadError, match=f"{q}: no run could be read: trace {T1} .*no attribute 'task'"
+    ):
         load_run(q, trace_options={"task_attribute": "task", "success_attribute": "v"})
 
 

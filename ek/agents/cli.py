@@ -199,7 +199,7 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError(
             f"{args.run}: the run has no trial" + (f" ({s.unscored})" if s.unscored else "")
         )
-    notes: list[str] = []
+    notes: list[str] = list(s.notes)
     counts = {t: nc for t, nc in s.counts.items() if nc[0] > 0}
     slices = {n: [t for t in ids if t in counts] for n, ids in s.slices.items()}
     slices = {n: ids for n, ids in slices.items() if ids}

@@ -212,6 +212,12 @@ class Unscored:
         return cls(data["n"], data["of"], str(data.get("reason") or ""))
 
 
+def _notes(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not all(isinstance(n, str) for n in value):
+        raise TypeError(f"RunSummary.notes must be a tuple of str, got {value!r:.100}")
+    return tuple(value)
+
+
 def _counts(value: Any, what: str = "counts", ordered: bool = True) -> dict[str, tuple[int, int]]:
     if not isinstance(value, Mapping):
         raise TypeError(
@@ -261,6 +267,8 @@ class RunSummary:
         agent_failures: Trials whose agent raised or was stopped (an ``error``), when read
             from trials; not saved in a baseline.
         budget_hits: ``limit -> trials a budget stopped``, when read from trials; not saved.
+        notes: What the report should say about how the run was read (e.g. a trace file's runs
+            that could not be read, or what its spans do not record); not saved.
 
     Metric scores may be per trial or, read by :func:`ek.agents.runs.load_run` without its
     episodes, one merged Score per task holding the sums the metric's aggregate divides
@@ -285,6 +293,7 @@ class RunSummary:
     )
     agent_failures: int | None = field(default=None, compare=False, repr=False)
     budget_hits: Mapping[str, int] | None = field(default=None, compare=False, repr=False)
+    notes: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, RunProvenance):
@@ -292,6 +301,7 @@ class RunSummary:
                 f"RunSummary.run must be a RunProvenance, got {type(self.run).__name__}"
             )
         positive_int("RunSummary.k", self.k)
+        object.__setattr__(self, "notes", _notes(self.notes))
         object.__setattr__(self, "counts", ReadOnlyDict(_counts(self.counts)))
         if not isinstance(self.slices, Mapping):
             raise TypeError(f"RunSummary.slices must be a mapping, got {self.slices!r:.100}")

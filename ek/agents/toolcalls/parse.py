@@ -47,6 +47,7 @@ Example:
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -62,12 +63,15 @@ from ek.grammar import GraphGrammar
 
 __all__ = [
     "ACCEPTED_CALL_SHAPES",
+    "ARGUMENT_SHAPES",
     "MALFORMED_TOOL",
+    "SCHEMA_SHAPES",
     "CallShapeError",
     "ExpectedCall",
     "MalformedArgs",
     "PredictedCall",
     "call_list",
+    "is_parameter_schema",
     "malformed_step",
     "normalize_call",
     "normalize_calls",
@@ -76,6 +80,7 @@ __all__ = [
     "read_call",
     "resolve_grammar",
     "split_gold",
+    "unwrap_arguments",
 ]
 
 #: The tool name of a malformed predicted call (``normalize_call(..., strict=False)``). It is not
@@ -352,6 +357,184 @@ def normalize_calls(objs: Any, *, strict: bool = True) -> list[Step]:
         except CallShapeError as e:
             raise CallShapeError(f"call {i}: {e}") from None
     return out
+
+
+# --------------------------------------------------------------------------- argument shapes
+
+#: Framework wrappers around a call's arguments, as traces record them: (shape, example, where
+#: it comes from and what is read). :func:`unwrap_arguments` reads them, in this one place.
+ARGUMENT_SHAPES: tuple[tuple[str, str, str], ...] = (
+    ("arguments", '{"x": 1} (or its JSON text)', "every host: read as they are"),
+    (
+        "INVALID_JSON",
+        '{"INVALID_JSON": "<raw>"}',
+        "pydantic-ai, arguments it could not parse: the raw text (a malformed call)",
+    ),
+    (
+        "args/kwargs",
+        '{"args": [], "kwargs": {"x": 1}, "sanitize_inputs_outputs": true}',
+        "smolagents (OpenInference input.value): the kwargs; one positional value alone: that value",
+    ),
+    (
+        "LangChain tool callback",
+        """{"input_str": "{'x': 1}", "inputs": {"x": 1}, "tags": [], "metadata": {}, "kwargs": {}}""",
+        "OpenLLMetry LangChain gen_ai.tool.call.arguments: inputs, else input_str (JSON, or a "
+        "Python literal read with ast.literal_eval, never eval)",
+    ),
+    (
+        "bare value",
+        '"A1"',
+        "LangChain single-argument tools: a value without its name (not arguments; the "
+        "trace reader names it from the call the model asked for)",
+    ),
+)
+
+#: Attributes shaped like a tool's parameter schema, not like arguments: (shape, example,
+#: where). :func:`is_parameter_schema` recognises them.
+SCHEMA_SHAPES: tuple[tuple[str, str, str], ...] = (
+    ("JSON Schema", '{"type": "object", "properties": {...}}', "OpenInference tool.parameters"),
+    ("OpenAI tool", '{"type": "function", "function": {...}}', "tool definitions"),
+    (
+        "smolagents inputs",
+        '{"x": {"type": "string", "description": "..."}}',
+        "smolagents (OpenInference tool.parameters)",
+    ),
+)
+
+_SMOLAGENTS_KEYS = frozenset({"args", "kwargs", "sanitize_inputs_outputs"})
+_CALLBACK_KEYS = frozenset({"input_str", "inputs", "tags", "metadata", "kwargs"})
+#: Type names of JSON Schema and of smolagents' tool inputs.
+_SCHEMA_TYPES = frozenset(
+    {"string", "integer", "number", "boolean", "array", "object", "null", "any", "image", "audio"}
+)
+#: Keys a parameter's schema may hold (JSON Schema keywords smolagents and OpenAI use).
+_SCHEMA_KEYS = frozenset(
+    {
+        "type",
+        "description",
+        "nullable",
+        "enum",
+        "items",
+        "default",
+        "format",
+        "title",
+        "properties",
+        "required",
+        "additionalProperties",
+        "anyOf",
+        "oneOf",
+        "minimum",
+        "maximum",
+    }
+)
+
+
+def _decoded(raw: Any) -> Any:
+    """``raw`` decoded when it is JSON object text, else ``raw``."""
+    if isinstance(raw, str) and raw.lstrip()[:1] == "{":
+        try:
+            return json.loads(raw, parse_constant=_not_json)
+        except (ValueError, RecursionError):
+            return raw
+    return raw
+
+
+def _python_literal(text: str) -> Any:
+    """A Python dict literal (what ``str(dict)`` writes) read with :func:`ast.literal_eval`
+    (never ``eval``), or ``None`` when it is not one or holds a value JSON has no form for."""
+    if not text.lstrip().startswith("{") or len(text) > 1_000_000:
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) and _json_like(value, 0) else None
+
+
+def _json_like(value: Any, depth: int) -> bool:
+    if depth > 64:
+        return False
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_json_like(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_like(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def _callback_arguments(payload: Mapping[str, Any]) -> Any:
+    """The arguments of a LangChain tool-callback payload (see :data:`ARGUMENT_SHAPES`)."""
+    inputs = payload.get("inputs")
+    if isinstance(inputs, Mapping):
+        return inputs
+    text = payload.get("input_str")
+    if not isinstance(text, str):
+        return text
+    decoded = _decoded(text)
+    if isinstance(decoded, Mapping):
+        return decoded
+    literal = _python_literal(text)
+    return text if literal is None else literal
+
+
+def unwrap_arguments(raw: Any) -> Any:
+    """A call's arguments with the framework wrapper of :data:`ARGUMENT_SHAPES` taken off.
+
+    What comes back is read by :func:`normalize_call` as any call's arguments: a mapping or JSON
+    object text are arguments; anything else (a bare value, a malformed text) is scored as a
+    malformed call with its reason. ``raw`` in no wrapper comes back unchanged.
+
+    Example:
+        >>> unwrap_arguments('{"args": [], "sanitize_inputs_outputs": true, "kwargs": {"q": 1}}')
+        {'q': 1}
+        >>> unwrap_arguments({"input_str": "{'order_id': 'A1'}", "tags": [], "metadata": {}})
+        {'order_id': 'A1'}
+        >>> unwrap_arguments({"INVALID_JSON": '{"x": '}), unwrap_arguments('{"x": 1}')
+        ('{"x": ', '{"x": 1}')
+    """
+    value = _decoded(raw)
+    if not isinstance(value, Mapping) or not value:
+        return raw
+    keys = set(value)
+    if keys == {"INVALID_JSON"}:
+        return value["INVALID_JSON"]
+    if {"args", "kwargs"} <= keys <= _SMOLAGENTS_KEYS:
+        args, kwargs = value["args"], value["kwargs"]
+        if isinstance(args, (list, tuple)) and len(args) == 1 and not kwargs:
+            return args[0]
+        return kwargs if not args and isinstance(kwargs, Mapping) else raw
+    if "input_str" in keys and keys <= _CALLBACK_KEYS:
+        return _callback_arguments(value)
+    return raw
+
+
+def _parameter(spec: Any) -> bool:
+    if not isinstance(spec, Mapping) or not spec or not set(spec) <= _SCHEMA_KEYS:
+        return False
+    t = spec.get("type")
+    types = t if isinstance(t, (list, tuple)) else (t,)
+    return bool(types) and all(isinstance(x, str) and x in _SCHEMA_TYPES for x in types)
+
+
+def is_parameter_schema(obj: Any) -> bool:
+    """True when ``obj`` (a mapping or its JSON text) is shaped like a tool's parameter schema
+    (:data:`SCHEMA_SHAPES`), not like its arguments.
+
+    Example:
+        >>> is_parameter_schema('{"order_id": {"type": "string", "description": "the id"}}')
+        True
+        >>> is_parameter_schema({"order_id": "A1"}), is_parameter_schema({"kind": {"type": "bug"}})
+        (False, False)
+    """
+    value = _decoded(obj)
+    if not isinstance(value, Mapping) or not value:
+        return False
+    if "properties" in value or value.get("type") in ("object", "function"):
+        return True
+    if isinstance(value.get("function"), Mapping):
+        return True
+    return all(_parameter(v) for v in value.values())
 
 
 # --------------------------------------------------------------------------- prepared calls

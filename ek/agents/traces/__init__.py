@@ -11,7 +11,13 @@ mapped to tasks and trials so k traces of one task feed pass^k. One module a con
 - :mod:`~ek.agents.traces.genai`, :mod:`~ek.agents.traces.openinference`: the conventions
 - :mod:`~ek.agents.traces.convention`: which convention a span follows
 - :mod:`~ek.agents.traces.records`: a recorded call and usage -> ek's token kinds
-- :mod:`~ek.agents.traces.episodes`: :func:`episodes_from_spans`, :func:`read_trace_episodes`
+- :mod:`~ek.agents.traces.content`: a framework's state or message read down to its content
+- :mod:`~ek.agents.traces.tree`: one trace as a tree (parents that cannot be right repaired)
+- :mod:`~ek.agents.traces.runs`: which spans are agents (the one that owns the model calls)
+- :mod:`~ek.agents.traces.calls`: a requested call and its execution are one call
+- :mod:`~ek.agents.traces.assemble`: one run -> calls, cost, output, what was not recorded
+- :mod:`~ek.agents.traces.episodes`: :func:`read_traces`, :func:`episodes_from_spans`,
+  :func:`read_trace_episodes` (tasks, trials; an unreadable run reported, never the file)
 - :mod:`~ek.agents.traces.summary`: :func:`summary_from_traces` (what ``ek-agents report`` and
   ``gate`` read from a trace file)
 - :mod:`~ek.agents.traces.evaluation`: ek's scores out as OpenTelemetry
@@ -35,7 +41,15 @@ Example:
 
 from __future__ import annotations
 
-from ek.agents.traces.episodes import SCOPES, episodes_from_spans, read_trace_episodes
+from ek.agents.traces.episodes import (
+    SCOPES,
+    TraceProblem,
+    TraceReading,
+    TraceWarning,
+    episodes_from_spans,
+    read_trace_episodes,
+    read_traces,
+)
 from ek.agents.traces.evaluation import (
     EVALUATION_EVENT_NAME,
     EvaluationEvent,
@@ -63,6 +77,9 @@ __all__ = [
     "Span",
     "SpanEvent",
     "TraceFormatError",
+    "TraceProblem",
+    "TraceReading",
+    "TraceWarning",
     "emit_evaluation_results",
     "episodes_from_spans",
     "evaluation_events",
@@ -71,6 +88,7 @@ __all__ = [
     "otlp_logs_document",
     "read_spans",
     "read_trace_episodes",
+    "read_traces",
     "span_from_otel",
     "spans_from_document",
     "spans_to_otlp",

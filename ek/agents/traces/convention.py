@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import genai, openinference
+from .content import handoff_command
 from .records import CallRecord, Usage
 from .span import Span
 
@@ -31,6 +32,7 @@ __all__ = [
     "output_text",
     "requested_calls",
     "role",
+    "seen_results",
     "tool_call",
     "usage",
 ]
@@ -46,9 +48,14 @@ def role(span: Span) -> str | None:
 
 
 def tool_call(span: Span) -> CallRecord:
-    """The tool call a tool span records, with the span's error when it failed."""
+    """The call a tool span records, with the span's error when it failed; a call whose result
+    hands the conversation to another agent (:func:`~ek.agents.traces.content.handoff_command`)
+    is a handoff."""
     a = span.attributes
-    rec = openinference.tool_call(a) if _oi(span) else genai.tool_call(a)
+    rec = openinference.tool_call(a, span.name) if _oi(span) else genai.tool_call(a)
+    command = handoff_command(rec.result)
+    if command is not None:
+        rec = replace(rec, handoff=True, target=command[0], result=command[1])
     return replace(rec, error=span.error_message())
 
 
@@ -72,15 +79,21 @@ def model(span: Span) -> str | None:
 
 
 def agent_name(span: Span) -> str | None:
-    """The agent's name, or ``None``."""
+    """The agent's name, or ``None`` when the span names none."""
     a = span.attributes
-    return openinference.agent_name(a) if _oi(span) else genai.agent_name(a)
+    return openinference.agent_name(a, span.name) if _oi(span) else genai.agent_name(a)
 
 
 def requested_calls(span: Span) -> list[CallRecord]:
     """The tool calls a model-call span's output asks for."""
     a = span.attributes
     return openinference.requested_calls(a) if _oi(span) else genai.requested_calls(a)
+
+
+def seen_results(span: Span) -> dict[str, Any]:
+    """``call id -> result`` of the tool results in a model-call span's input messages."""
+    a = span.attributes
+    return openinference.seen_results(a) if _oi(span) else genai.seen_results(a)
 
 
 def output_text(span: Span) -> str | None:

@@ -9,10 +9,12 @@ attribute                                                   role     notes
 ``gen_ai.operation.name`` = ``chat`` / ``text_completion``  llm      a model call
 / ``generate_content`` / ``embeddings``
 ``gen_ai.operation.name`` = ``execute_tool``                tool     one tool execution
+``gen_ai.operation.name`` = ``handoff``                     tool     a handoff to another agent
+                                                                     (OpenLLMetry)
 no operation, ``gen_ai.tool.name`` set                      tool     older pydantic-ai ``running tool``
 no operation, ``agent_name`` set                            agent    older pydantic-ai ``agent run``
 ``traceloop.span.kind`` = ``agent`` / ``tool`` /            agent /  OpenLLMetry (Traceloop)
-``workflow`` / ``task``                                     tool /
+``handoff`` / ``workflow`` / ``task``                       tool /
                                                             chain
 ``llm.request.type`` = ``chat`` / ``completion``            llm      OpenLLMetry
 no operation, ``gen_ai.system`` / ``gen_ai.provider.name``  llm      older instrumentations
@@ -25,11 +27,16 @@ What is read from each role (first name present wins):
 field                  attributes
 =====================  ====================================================================
 tool name              ``gen_ai.tool.name``, ``traceloop.entity.name`` (Traceloop tool spans)
-tool arguments         ``gen_ai.tool.call.arguments``, ``tool_arguments`` (older pydantic-ai);
-                       pydantic-ai's ``{"INVALID_JSON": "<raw>"}`` is the raw text it could
-                       not parse (scored as a malformed call)
-tool result            ``gen_ai.tool.call.result``, ``tool_response`` (older pydantic-ai)
+tool arguments         ``gen_ai.tool.call.arguments``, ``tool_arguments`` (older pydantic-ai),
+                       framework wrappers taken off by the call normaliser's table
+                       (:data:`~ek.agents.toolcalls.parse.ARGUMENT_SHAPES`: pydantic-ai's
+                       ``{"INVALID_JSON": "<raw>"}``, OpenLLMetry LangChain's callback payload)
+tool result            ``gen_ai.tool.call.result``, ``tool_response`` (older pydantic-ai), read
+                       by :func:`~ek.agents.traces.content.tool_result`
 tool call id           ``gen_ai.tool.call.id``
+handoff                ``gen_ai.operation.name`` = ``handoff``; target ``gen_ai.handoff.to_agent``
+results the model saw  ``gen_ai.input.messages`` parts of type ``tool_call_response`` (``id``,
+                       ``response``): a call's result when its span records none
 tool error             span status ``ERROR`` (status message, else the ``exception`` event)
 input tokens           ``gen_ai.usage.input_tokens``, ``gen_ai.usage.prompt_tokens`` (all
                        input, cached included)
@@ -42,18 +49,22 @@ cache write            ``gen_ai.usage.cache_creation.input_tokens``,
                        ``gen_ai.usage.cache_creation_input_tokens``,
                        ``gen_ai.usage.details.cache_write_tokens`` (pydantic-ai)
 reasoning              ``gen_ai.usage.reasoning.output_tokens``,
-                       ``gen_ai.usage.details.reasoning_tokens``, ``gen_ai.usage.reasoning_tokens``
+                       ``gen_ai.usage.details.reasoning_tokens``, ``gen_ai.usage.reasoning_tokens``,
+                       ``llm.usage.reasoning_tokens`` (OpenLLMetry)
 total (never split)    ``gen_ai.usage.total_tokens``, ``llm.usage.total_tokens``
 agent span usage       the same names under ``gen_ai.aggregated_usage.`` (pydantic-ai), read
                        only when no model-call span in the run reports usage
 model                  ``gen_ai.response.model``, ``gen_ai.request.model``, ``model_name``
-agent name             ``gen_ai.agent.name``, ``agent_name``
+agent name             ``gen_ai.agent.name``, ``agent_name``, ``traceloop.entity.name``
 requested calls        ``gen_ai.output.messages`` parts of type ``tool_call`` (``id``,
                        ``name``, ``arguments``); OpenLLMetry
                        ``gen_ai.completion.<i>.tool_calls.<j>.{name,arguments,id}``
 output text            ``gen_ai.output.messages`` text parts; ``gen_ai.completion.<i>.content``;
                        ``gen_ai.completion``
-agent output           ``final_result`` (pydantic-ai), else ``gen_ai.output.messages``
+agent output           ``final_result`` (pydantic-ai), ``gen_ai.task.output`` /
+                       ``traceloop.entity.output`` (OpenLLMetry), else
+                       ``gen_ai.output.messages``; read down to the final answer
+                       (:func:`~ek.agents.traces.content.final_answer`)
 input                  ``gen_ai.input.messages`` (first user text), ``gen_ai.prompt``
 conversation           ``gen_ai.conversation.id`` (kept in the episode's metadata)
 =====================  ====================================================================
@@ -73,7 +84,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ek.agents.toolcalls.parse import unwrap_arguments
+
 from .attrs import count, first, indexed, maybe_json, text_of
+from .content import final_answer, tool_result
 from .records import CallRecord, Usage
 
 __all__ = [
@@ -84,13 +98,20 @@ __all__ = [
     "output_text",
     "requested_calls",
     "role",
+    "seen_results",
     "tool_call",
     "usage",
 ]
 
 OPERATION = "gen_ai.operation.name"
 _LLM_OPS = frozenset({"chat", "text_completion", "generate_content", "embeddings", "completion"})
-_TRACELOOP = {"agent": "agent", "tool": "tool", "workflow": "chain", "task": "chain"}
+_TRACELOOP = {
+    "agent": "agent",
+    "tool": "tool",
+    "handoff": "tool",
+    "workflow": "chain",
+    "task": "chain",
+}
 
 
 def role(attrs: Mapping[str, Any]) -> str | None:
@@ -98,7 +119,7 @@ def role(attrs: Mapping[str, Any]) -> str | None:
     op = attrs.get(OPERATION)
     if op == "invoke_agent":
         return "agent"
-    if op == "execute_tool":
+    if op in ("execute_tool", "handoff"):
         return "tool"
     if op in _LLM_OPS:
         return "llm"
@@ -121,23 +142,20 @@ def role(attrs: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _unwrap_invalid(args: Any) -> Any:
-    """pydantic-ai records arguments it could not parse as ``{"INVALID_JSON": raw}``."""
-    decoded = maybe_json(args)
-    if isinstance(decoded, Mapping) and list(decoded) == ["INVALID_JSON"]:
-        return decoded["INVALID_JSON"]
-    return args
-
-
 def tool_call(attrs: Mapping[str, Any]) -> CallRecord:
-    """The call of a tool span (name, arguments as given, result, id; the error is the span's)."""
+    """The call of a tool span (name, arguments as given, result, id; the error is the span's);
+    a handoff span's record names the agent handed to."""
+    if attrs.get(OPERATION) == "handoff" or attrs.get("traceloop.span.kind") == "handoff":
+        target = attrs.get("gen_ai.handoff.to_agent")
+        known = isinstance(target, str) and target not in ("", "unknown")
+        return CallRecord(name=None, handoff=True, target=target if known else None)
     name = first(attrs, "gen_ai.tool.name", "traceloop.entity.name")
     args = first(attrs, "gen_ai.tool.call.arguments", "tool_arguments")
     cid = first(attrs, "gen_ai.tool.call.id")
     return CallRecord(
         name=name,
-        arguments=_unwrap_invalid(args),
-        result=maybe_json(first(attrs, "gen_ai.tool.call.result", "tool_response")),
+        arguments=unwrap_arguments(args),
+        result=tool_result(first(attrs, "gen_ai.tool.call.result", "tool_response")),
         call_id=None if cid is None else str(cid),
     )
 
@@ -166,6 +184,7 @@ def usage(attrs: Mapping[str, Any], prefix: str = "gen_ai.usage.") -> Usage:
             p + "reasoning.output_tokens",
             p + "details.reasoning_tokens",
             p + "reasoning_tokens",
+            "llm.usage.reasoning_tokens",
         ),
         total=count(attrs, p + "total_tokens", "llm.usage.total_tokens"),
     )
@@ -179,7 +198,7 @@ def model(attrs: Mapping[str, Any]) -> str | None:
 
 def agent_name(attrs: Mapping[str, Any]) -> str | None:
     """The agent's name, or ``None``."""
-    n = first(attrs, "gen_ai.agent.name", "agent_name")
+    n = first(attrs, "gen_ai.agent.name", "agent_name", "traceloop.entity.name")
     return n if isinstance(n, str) else None
 
 
@@ -201,7 +220,7 @@ def requested_calls(attrs: Mapping[str, Any]) -> list[CallRecord]:
     for msg in _messages(attrs, "gen_ai.output.messages"):
         for part in _parts(msg):
             if isinstance(part, Mapping) and part.get("type") == "tool_call":
-                arguments = _unwrap_invalid(part.get("arguments"))
+                arguments = unwrap_arguments(part.get("arguments"))
                 out.append(CallRecord.asked(part.get("name"), arguments, part.get("id")))
     if out:
         return out
@@ -227,10 +246,25 @@ def output_text(attrs: Mapping[str, Any]) -> str | None:
 
 
 def agent_output(attrs: Mapping[str, Any]) -> Any:
-    """An agent span's final output (``final_result``, else its output messages' text)."""
-    if "final_result" in attrs:
-        return maybe_json(attrs["final_result"])
+    """An agent span's final answer (``final_result``, ``gen_ai.task.output`` /
+    ``traceloop.entity.output``, else its output messages' text), or ``None``."""
+    out = first(attrs, "final_result", "gen_ai.task.output", "traceloop.entity.output")
+    if out is not None:
+        return final_answer(out)
     return output_text(attrs)
+
+
+def seen_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """``call id -> result`` of the tool results a model span's input messages hold (what the
+    model was told each call returned)."""
+    out: dict[str, Any] = {}
+    for msg in _messages(attrs, "gen_ai.input.messages"):
+        for part in _parts(msg):
+            if isinstance(part, Mapping) and part.get("type") == "tool_call_response":
+                cid = part.get("id")
+                if cid is not None:
+                    out[str(cid)] = tool_result(part.get("response", part.get("result")))
+    return out
 
 
 def input_text(attrs: Mapping[str, Any]) -> Any:

@@ -18,24 +18,34 @@ What is read (first name present wins):
 field                  attributes
 =====================  ====================================================================
 tool name              ``tool.name``
-tool arguments         ``tool.parameters`` when it holds arguments (a JSON object that is not
-                       a JSON schema), else ``input.value`` (JSON text or plain text, as given)
-tool result            ``output.value`` (JSON text decoded)
+tool arguments         ``tool.parameters`` when it holds arguments (not a parameter schema:
+                       :func:`~ek.agents.toolcalls.parse.is_parameter_schema`), else
+                       ``input.value``; framework wrappers taken off by the call normaliser's
+                       table (:data:`~ek.agents.toolcalls.parse.ARGUMENT_SHAPES`: smolagents'
+                       ``{"args", "kwargs", ...}``)
+tool result            ``output.value``, read by :func:`~ek.agents.traces.content.tool_result`
 tool call id           ``tool_call.id``, ``tool.id``
+handoff                a ``TOOL`` span with no ``tool.name`` named ``handoff to <agent>``
+                       (``output.value`` names the agent)
+results the model saw  ``llm.input_messages.<i>.message`` with ``role`` ``tool``:
+                       ``.tool_call_id``, ``.content`` (a call's result when its span has none)
 tool error             span status ``ERROR`` (status message, else the ``exception`` event)
 input tokens           ``llm.token_count.prompt`` (all input, cached included)
 output tokens          ``llm.token_count.completion`` (reasoning included)
-cache read / write     ``llm.token_count.prompt_details.cache_read`` / ``.cache_write``
+cache read / write     ``llm.token_count.prompt_details.cache_read`` (else ``.cache_input``) /
+                       ``.cache_write``
 reasoning              ``llm.token_count.completion_details.reasoning``
 total (never split)    ``llm.token_count.total``
 dollars                ``llm.cost.total`` (a bill the source reported; a price you pass wins)
 model                  ``llm.response.model_name``, ``llm.model_name``,
                        ``llm.request.model_name``
-agent name             ``agent.name``, else the span name
+agent name             ``agent.name``; smolagents: the span name ``<name>.run`` (an agent span
+                       with ``smolagents.*`` attributes)
 requested calls        ``llm.output_messages.<i>.message.tool_calls.<j>.tool_call.function.name``
                        / ``.function.arguments`` / ``tool_call.id``
 output text            ``llm.output_messages.<i>.message.content``
-agent output           ``output.value`` (decoded when ``output.mime_type`` is JSON)
+agent output           ``output.value``, read down to the final answer
+                       (:func:`~ek.agents.traces.content.final_answer`)
 input                  ``input.value``
 =====================  ====================================================================
 
@@ -54,7 +64,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ek.agents.toolcalls.parse import is_parameter_schema, unwrap_arguments
+
 from .attrs import count, first, indexed, maybe_json
+from .content import final_answer, tool_result
 from .records import CallRecord, Usage
 
 __all__ = [
@@ -66,6 +79,7 @@ __all__ = [
     "output_text",
     "requested_calls",
     "role",
+    "seen_results",
     "tool_call",
     "usage",
 ]
@@ -81,12 +95,6 @@ def role(attrs: Mapping[str, Any]) -> str | None:
     return _ROLES.get(k.upper()) if isinstance(k, str) else None
 
 
-def _is_schema(obj: Any) -> bool:
-    return isinstance(obj, Mapping) and (
-        "properties" in obj or obj.get("type") == "object" or "function" in obj
-    )
-
-
 def _value(attrs: Mapping[str, Any], key: str) -> Any:
     v = attrs.get(key)
     mime = attrs.get(f"{key.split('.')[0]}.mime_type")
@@ -98,19 +106,29 @@ def _value(attrs: Mapping[str, Any], key: str) -> Any:
     return v
 
 
-def tool_call(attrs: Mapping[str, Any]) -> CallRecord:
-    """The call of a TOOL span (name, arguments as given, result, id)."""
+def tool_call(attrs: Mapping[str, Any], span_name: str = "") -> CallRecord:
+    """The call of a TOOL span (name, arguments as given, result, id); a handoff span's record
+    names the agent handed to."""
+    name = attrs.get("tool.name")
+    if name is None and span_name.startswith("handoff to "):
+        target = attrs.get("output.value")
+        if not isinstance(target, str) or not target:
+            target = span_name.removeprefix("handoff to ")
+        return CallRecord(name=None, handoff=True, target=target)
     params = attrs.get("tool.parameters")
-    decoded = maybe_json(params)
-    if isinstance(decoded, Mapping) and not _is_schema(decoded):
+    if (
+        params is not None
+        and isinstance(maybe_json(params), Mapping)
+        and not is_parameter_schema(params)
+    ):
         args: Any = params
     else:
         args = attrs.get("input.value")
     cid = first(attrs, "tool_call.id", "tool.id")
     return CallRecord(
-        name=attrs.get("tool.name"),
-        arguments=args,
-        result=maybe_json(_value(attrs, "output.value")),
+        name=name,
+        arguments=unwrap_arguments(args),
+        result=tool_result(_value(attrs, "output.value")),
         call_id=None if cid is None else str(cid),
     )
 
@@ -126,7 +144,11 @@ def usage(attrs: Mapping[str, Any]) -> Usage:
     return Usage(
         input=count(attrs, "llm.token_count.prompt"),
         output=count(attrs, "llm.token_count.completion"),
-        cache_read=count(attrs, "llm.token_count.prompt_details.cache_read"),
+        cache_read=count(
+            attrs,
+            "llm.token_count.prompt_details.cache_read",
+            "llm.token_count.prompt_details.cache_input",
+        ),
         cache_write=count(attrs, "llm.token_count.prompt_details.cache_write"),
         reasoning=count(attrs, "llm.token_count.completion_details.reasoning"),
         total=count(attrs, "llm.token_count.total"),
@@ -140,10 +162,15 @@ def model(attrs: Mapping[str, Any]) -> str | None:
     return m if isinstance(m, str) else None
 
 
-def agent_name(attrs: Mapping[str, Any]) -> str | None:
-    """The agent's name (``agent.name``), or ``None``."""
+def agent_name(attrs: Mapping[str, Any], span_name: str = "") -> str | None:
+    """The agent's name (``agent.name``; smolagents names its agent span ``<name>.run``), or
+    ``None``."""
     n = attrs.get("agent.name")
-    return n if isinstance(n, str) else None
+    if isinstance(n, str) and n:
+        return n
+    if span_name.endswith(".run") and len(span_name) > 4 and "smolagents.max_steps" in attrs:
+        return span_name[:-4]
+    return None
 
 
 _CALL_RX = (
@@ -172,8 +199,22 @@ def output_text(attrs: Mapping[str, Any]) -> str | None:
 
 
 def agent_output(attrs: Mapping[str, Any]) -> Any:
-    """An AGENT (or CHAIN) span's output: ``output.value``, decoded when it is JSON."""
-    return _value(attrs, "output.value")
+    """An AGENT (or CHAIN) span's final answer: ``output.value`` read down to it, or ``None``."""
+    return final_answer(_value(attrs, "output.value"))
+
+
+_SEEN_RX = r"llm\.input_messages\.(\d+)\.(message\.role|message\.tool_call_id|message\.content)"
+
+
+def seen_results(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """``call id -> result`` of the tool messages in an LLM span's input (what the model was
+    told each call returned)."""
+    out: dict[str, Any] = {}
+    for item in indexed(attrs, _SEEN_RX):
+        cid = item.get("message.tool_call_id")
+        if item.get("message.role") == "tool" and cid is not None:
+            out[str(cid)] = tool_result(item.get("message.content"))
+    return out
 
 
 def input_text(attrs: Mapping[str, Any]) -> Any:

@@ -30,7 +30,9 @@ class CallRecord:
     """One tool call as a span records it (arguments as given: a JSON string or a mapping).
 
     ``requested`` is True for a call read from a model's output messages (asked for, not seen
-    executed), False for a tool-execution span.
+    executed), False for a tool-execution span. ``handoff`` marks a span that handed the
+    conversation to another agent (``target``, its name when the span records it); such a span
+    records no tool name of its own: the call the model asked for names it.
     """
 
     name: Any
@@ -39,6 +41,8 @@ class CallRecord:
     call_id: str | None = None
     error: str | None = None
     requested: bool = False
+    handoff: bool = False
+    target: str | None = None
 
     @classmethod
     def asked(cls, name: Any, arguments: Any, call_id: Any) -> CallRecord:

@@ -33,15 +33,16 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ek.agents.cost import ModelPrice
 from ek.agents.episode import Episode
 from ek.agents.metrics import resolve_checker, task_success
 from ek.agents.runs import RunLoadError, summary_from_episodes
-from ek.agents.summary import RunSummary
+from ek.agents.summary import RunSummary, Unscored
 
-from .episodes import LOOKED_FOR, SCOPES, episodes_from_spans
+from .episodes import LOOKED_FOR, SCOPES, TraceProblem, read_traces
 from .otlp import read_spans
 from .span import TraceFormatError
 
@@ -49,6 +50,7 @@ __all__ = [
     "TRACE_OPTIONS",
     "add_trace_arguments",
     "is_trace_file",
+    "reading_notes",
     "summary_from_traces",
     "trace_options",
 ]
@@ -100,6 +102,11 @@ def summary_from_traces(
 ) -> RunSummary:
     """Read a trace file into a :class:`~ek.agents.summary.RunSummary` (counts, cost, episodes).
 
+    A run that cannot be read is left out, counted as unscored (the gate then refuses the run
+    unless told otherwise) and named with its reason in the summary's ``notes``, which also say
+    what the spans do not record (e.g. cached tokens: dollars are an upper bound); ``ek-agents
+    report`` prints them.
+
     Args:
         path: OTLP JSON (lines or one document).
         task_attribute, trial_attribute, scope: As for
@@ -112,12 +119,13 @@ def summary_from_traces(
 
     Raises:
         RunLoadError: a malformed file (file and line named), no agent traces in it (the message
-            says what was looked for), or no way to decide success.
+            says what was looked for), no run that could be read (the first reasons named), or
+            no way to decide success.
     """
     p = os.fspath(path)
     try:
         spans = list(read_spans(p))
-        episodes = episodes_from_spans(
+        reading = read_traces(
             spans,
             task_attribute=task_attribute,
             trial_attribute=trial_attribute,
@@ -127,6 +135,10 @@ def summary_from_traces(
     except TraceFormatError as e:
         msg = str(e)
         raise RunLoadError(msg if msg.startswith(p) else f"{p}: {msg}") from None
+    episodes = list(reading.episodes)
+    if not episodes and reading.problems:
+        named = "; ".join(str(x) for x in reading.problems[:5])
+        raise RunLoadError(f"{p}: no run could be read: {named}")
     if not episodes:
         n_traces = len({s.trace_id for s in spans})
         raise RunLoadError(
@@ -141,7 +153,51 @@ def summary_from_traces(
             "attribute that holds one (--success-attribute / success_attribute=) or pass a "
             "checker (check=)"
         )
-    return summary_from_episodes(episodes, source=p, prices=prices)
+    s = summary_from_episodes(episodes, source=p, prices=prices)
+    return replace(
+        s,
+        unscored=_unscored(s.unscored, reading.problems),
+        notes=(*s.notes, *reading_notes(episodes, reading.problems)),
+    )
+
+
+def _unscored(unscored: Unscored | None, problems: tuple[TraceProblem, ...]) -> Unscored | None:
+    if not problems:
+        return unscored
+    why = f"{len(problems)} run(s) could not be read ({problems[0]})"
+    if unscored is None:
+        return Unscored(len(problems), len(problems), why)
+    return Unscored(
+        unscored.n + len(problems), unscored.of + len(problems), f"{unscored.reason}; {why}"
+    )
+
+
+def reading_notes(
+    episodes: list[Episode], problems: tuple[TraceProblem, ...] = (), *, most: int = 10
+) -> list[str]:
+    """What a report should say about how a trace file was read: each run that could not be
+    read (the first ``most``), and what the spans do not record, with how many runs.
+
+    Example:
+        >>> ep = Episode("t", metadata={"trace": {"not_recorded": {
+        ...     "cached_tokens": "cached tokens not recorded: dollars are an upper bound"}}})
+        >>> reading_notes([ep, ep])
+        ['cached tokens not recorded (2 of 2 runs): dollars are an upper bound']
+    """
+    notes = [f"not read: {x}" for x in problems[:most]]
+    if len(problems) > most:
+        notes.append(f"not read: {len(problems) - most} more run(s)")
+    counts: dict[str, tuple[int, str]] = {}
+    for ep in episodes:
+        trace = ep.metadata.get("trace")
+        missing = trace.get("not_recorded") if isinstance(trace, Mapping) else None
+        for key, text in (missing or {}).items():
+            n, _ = counts.get(key, (0, text))
+            counts[key] = (n + 1, text)
+    for n, text in counts.values():
+        what, _, why = text.partition(": ")
+        notes.append(f"{what} ({n} of {len(episodes)} runs): {why}")
+    return notes
 
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:

@@ -1,0 +1,336 @@
+"""One run -> the parts of its Episode: calls, cost, output, input, and what the trace recorded.
+
+* **Calls**: each agent's requested and executed calls merged (:mod:`~ek.agents.traces.calls`),
+  in the order they happened. ``scope="top"`` keeps the calls of the agents at the top of the run
+  (the run's agent; a sub-agent's calls, a handoff target's included, are left out, the call
+  that started it stays); ``scope="all"`` keeps every call.
+* **Cost**: every model-call span of the run (sub-agents included, whatever the scope), summed
+  per model in ek's token kinds; a span that reports a total only is never split (the episode
+  then records no cost; see :class:`~ek.agents.traces.records.Usage`). The run's agent span's
+  own usage is read only when no model-call span reports any.
+* **Output**: the final answer (:func:`~ek.agents.traces.content.final_answer`) the root span
+  records, else the one the agent that ended the run records (the last handoff target, else the
+  run's agent), else that agent's last model text.
+* **What was not recorded** (``metadata["trace"]["not_recorded"]``, ``{what: why}``): call ids,
+  cached or reasoning token counts, token usage, the model, the output, a tool error's text, when
+  the spans hold none. ``"cached_tokens"`` means dollars are an upper bound: every input token is
+  priced as uncached.
+
+Example:
+    >>> not_recorded(["cached_tokens"])
+    {'cached_tokens': 'cached tokens not recorded: dollars are an upper bound (every input token priced as uncached)'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ek._validate import thaw
+from ek.agents.episode import Cost, Step
+from ek.agents.toolcalls.parse import normalize_call
+
+from . import convention as conv
+from .calls import Call, merge
+from .content import first_request
+from .records import CallRecord, Usage
+from .runs import Agent, Run
+from .span import Span, TraceFormatError
+from .tree import TraceTree
+
+__all__ = [
+    "NOT_RECORDED",
+    "answer_calls",
+    "calls_missing",
+    "not_recorded",
+    "run_calls",
+    "run_costs",
+    "run_input",
+    "run_output",
+    "started_by",
+    "steps",
+    "structure_missing",
+    "sub_agent_results",
+]
+
+#: What a trace may leave out: ``key -> (what, what that means for the episode)``.
+NOT_RECORDED = {
+    "call_ids": ("call ids", "calls are matched to the model's requests by name and order"),
+    "cached_tokens": (
+        "cached tokens",
+        "dollars are an upper bound (every input token priced as uncached)",
+    ),
+    "reasoning_tokens": ("reasoning tokens", "output is counted whole, its reasoning not apart"),
+    "token_usage": ("token usage", "the cost is unknown"),
+    "model": ("the model", "costs cannot be priced by model"),
+    "output": ("the final answer", "the episode's output is None"),
+    "tool_error_text": (
+        "tool error text",
+        "the framework redacts a failed call's error; the step keeps what the span says",
+    ),
+    "sub_agent_structure": (
+        "sub-agent structure",
+        "a sub-agent's span lies beside the call that ran it: placed under it by time",
+    ),
+    "handoff_target": (
+        "handoff target",
+        "a handoff names no agent: the agent that started next is taken as its target",
+    ),
+}
+
+_REDACTED = ("redacted",)
+
+
+def not_recorded(keys: Iterable[str]) -> dict[str, str]:
+    """``{key: "<what> not recorded: <what that means>"}`` for keys of :data:`NOT_RECORDED`."""
+    return {k: f"{NOT_RECORDED[k][0]} not recorded: {NOT_RECORDED[k][1]}" for k in keys}
+
+
+def _step(rec: CallRecord) -> Step:
+    step = normalize_call({"name": rec.name, "arguments": thaw(rec.arguments)}, strict=False)
+    error = step.error
+    if rec.error is not None:
+        error = rec.error if error is None else f"{error}; tool error: {rec.error}"
+    return Step(step.tool, step.args, observation=thaw(rec.result), error=error, id=rec.call_id)
+
+
+def run_calls(run: Run) -> list[tuple[Call, Agent | None]]:
+    """Every call of the run with the agent that made it, in the order they happened."""
+    asked: dict[Agent | None, list[tuple[Span, CallRecord]]] = {}
+    seen: dict[str, Any] = {}
+    for llm in sorted(run.llms, key=lambda s: s.end_ns):
+        for cid, result in conv.seen_results(llm).items():
+            seen.setdefault(cid, result)
+        for rec in conv.requested_calls(llm):
+            asked.setdefault(run.agent_of(llm), []).append((llm, rec))
+    done: dict[Agent | None, list[tuple[Span, CallRecord]]] = {}
+    for tool in sorted(run.tools, key=lambda s: s.start_ns):
+        done.setdefault(run.agent_of(tool), []).append((tool, run.records[tool.span_id]))
+    out = []
+    for agent in {**dict.fromkeys(asked), **dict.fromkeys(done)}:
+        out += [(c, agent) for c in merge(asked.get(agent, []), done.get(agent, []), seen)]
+    out.sort(key=lambda x: x[0].order)
+    return out
+
+
+def started_by(calls: list[tuple[Call, Agent | None]], agent: Agent) -> Call | None:
+    """The call that started a sub-agent: the call of the tool or handoff span that started it;
+    else (no span recorded it: smolagents' managed agents, a handoff known by order) the
+    parent's last call before it, preferring one that names it (and, for a sub-agent, one only
+    asked for)."""
+    if agent.parent is None:
+        return None
+    if agent.started_by is not None:
+        return next((c for c, _ in calls if c.span is agent.started_by), None)
+    before = [
+        c
+        for c, a in calls
+        if a is agent.parent
+        and c.order[0] <= agent.span.start_ns
+        and (c.requested or agent.kind == "handoff")
+    ]
+    named = [c for c in before if c.record.name == agent.name]
+    pick = named or before
+    return pick[-1] if pick else None
+
+
+def sub_agent_results(
+    tree: TraceTree, run: Run, calls: list[tuple[Call, Agent | None]]
+) -> list[tuple[Call, Agent | None]]:
+    """Calls that started a sub-agent with no span of their own (smolagents' managed agents)
+    take as result what the step holding the sub-agent returned (a chain span's output), else
+    the sub-agent's answer."""
+    out = list(calls)
+    for agent in run.agents:
+        if agent.kind != "sub_agent" or agent.started_by is not None:
+            continue
+        call = started_by(out, agent)
+        if call is None or call.record.result is not None or call.record.error is not None:
+            continue
+        holder = tree.parent[agent.span.span_id]
+        result = None
+        if holder is not None and tree.roles[holder.span_id] == "chain":
+            result = conv.agent_output(holder)
+        if result is None:
+            result = conv.agent_output(agent.span)
+        i = next(i for i, (c, _) in enumerate(out) if c is call)
+        out[i] = (replace(call, record=replace(call.record, result=result)), out[i][1])
+    return out
+
+
+def _is_answer(step: Step, answer: Any) -> bool:
+    if answer is None or step.error is not None:
+        return False
+    args = dict(step.args)
+    return args == answer or (len(args) == 1 and next(iter(args.values())) == answer)
+
+
+def answer_calls(run: Run, calls: list[tuple[Call, Agent | None]]) -> frozenset[int]:
+    """The indices (in ``calls``) of the calls an agent returned its answer with: a call made
+    when nothing more was asked of its model (in or after its last model call) whose arguments
+    are its final answer (equal to it, or one argument equal to it): smolagents' ``final_answer``
+    tool, pydantic-ai's output tool ``final_result``. They are the output, not calls."""
+    out: set[int] = set()
+    for agent in run.agents:
+        llms = [s for s in run.llms if run.agent_of(s) is agent]
+        if not llms:
+            continue
+        last = max(llms, key=lambda s: s.end_ns)
+        answer = thaw(conv.agent_output(agent.span))
+        if answer is None and agent is run.agent:
+            answer = run_output(run)
+        for i, (call, owner) in enumerate(calls):
+            after = call.span is last if call.requested else call.span.start_ns >= last.end_ns
+            if owner is agent and after and _is_answer(_step(call.record), answer):
+                out.add(i)
+    return frozenset(out)
+
+
+def steps(
+    calls: list[tuple[Call, Agent | None]], scope: str, leave_out: frozenset[int] = frozenset()
+) -> tuple[list[Step], list[dict[str, Any]]]:
+    """The Steps in scope and, for each, where it came from (``metadata["trace"]["steps"]``);
+    ``leave_out``: indices of calls that are not steps (:func:`answer_calls`)."""
+    out: list[Step] = []
+    info: list[dict[str, Any]] = []
+    for i, (call, agent) in enumerate(calls):
+        if i in leave_out or (scope == "top" and agent is not None and agent.parent is not None):
+            continue
+        out.append(_step(call.record))
+        info.append(
+            {
+                "span_id": call.span.span_id,
+                "agent": None if agent is None else agent.name,
+                "agent_span_id": None if agent is None else agent.span.span_id,
+                "depth": 0 if agent is None else agent.depth,
+                "requested": call.requested,
+            }
+        )
+    return out, info
+
+
+@dataclass
+class _Tally:
+    """Usage summed per model, totals that cannot be split, and which kinds were reported."""
+
+    by_model: dict[str | None, Cost] = field(default_factory=dict)
+    unsplit: list[dict[str, Any]] = field(default_factory=list)
+    kinds: set[str] = field(default_factory=set)
+
+    def add(self, span: Span, u: Usage, model: str | None) -> None:
+        for kind, seen in (
+            ("model", model is not None),
+            ("cache", u.cache_read is not None or u.cache_write is not None),
+            ("reasoning", u.reasoning is not None),
+        ):
+            if seen:
+                self.kinds.add(kind)
+        if u.total_only:
+            self.unsplit.append({"span_id": span.span_id, "model": model, "total_tokens": u.total})
+            return
+        c = u.to_cost(model)
+        if c is None:
+            return
+        try:
+            old = self.by_model.get(c.model)
+            self.by_model[c.model] = c if old is None else old + c
+        except ValueError as e:  # a sum past 2**53 tokens or an infinite bill
+            raise TraceFormatError(f"usage out of range: {e}") from None
+
+    @property
+    def reported(self) -> bool:
+        return bool(self.by_model or self.unsplit)
+
+
+def run_costs(run: Run) -> tuple[list[Cost], dict[str, Any], dict[str, str]]:
+    """(costs by model, usage metadata, what the usage does not record)."""
+    t = _Tally()
+    for span in run.llms:
+        t.add(span, conv.usage(span), conv.model(span))
+    for span in _agent_spans(run):
+        if t.reported:
+            break
+        t.add(span, conv.agent_usage(span), conv.model(span))
+    keys = []
+    if not t.reported:
+        keys.append("token_usage")
+    elif "cache" not in t.kinds:
+        keys.append("cached_tokens")
+    if t.reported and "reasoning" not in t.kinds:
+        keys.append("reasoning_tokens")
+    if run.llms and "model" not in t.kinds:
+        keys.append("model")
+    costs = list(t.by_model.values())
+    if not t.unsplit:
+        return costs, {}, not_recorded(keys)
+    meta = {"usage_unsplit": t.unsplit, "usage_split": [c.to_dict() for c in costs]}
+    return [], meta, not_recorded(keys)
+
+
+def _agent_spans(run: Run) -> list[Span]:
+    spans = [] if run.root is None else [run.root]
+    if run.agent is not None and run.agent.span is not run.root:
+        spans.append(run.agent.span)
+    return spans
+
+
+def structure_missing(tree: TraceTree, run: Run) -> dict[str, str]:
+    """What the spans do not record of the run's structure: a sub-agent placed by time (its
+    span was recorded beside the call that ran it), a handoff that names no agent."""
+    keys = []
+    moved = {s for s, _, _, why in tree.repaired if why == "beside_tool"}
+    if any(a.span.span_id in moved for a in run.agents):
+        keys.append("sub_agent_structure")
+    if any(r.handoff and r.target is None for r in run.records.values()):
+        keys.append("handoff_target")
+    return not_recorded(keys)
+
+
+def calls_missing(calls: Iterable[tuple[Call, Agent | None]]) -> dict[str, str]:
+    """What the calls do not record (ids; a redacted error's text)."""
+    keys = []
+    recs = [c.record for c, _ in calls]
+    if any(r.call_id is None for r in recs):
+        keys.append("call_ids")
+    if any(r.error is not None and any(w in r.error.lower() for w in _REDACTED) for r in recs):
+        keys.append("tool_error_text")
+    return not_recorded(keys)
+
+
+def _ending_agent(run: Run) -> Agent | None:
+    """The agent that ended the run: the last handoff target from the run's agent on."""
+    last = run.agent
+    while last is not None:
+        nxt = [a for a in run.agents if a.parent is last and a.kind == "handoff"]
+        if not nxt:
+            return last
+        last = max(nxt, key=lambda a: a.span.start_ns)
+    return None
+
+
+def run_output(run: Run) -> Any:
+    """The run's final answer (see the module docstring), or ``None``."""
+    ending = _ending_agent(run)
+    for span in (run.root, None if ending is None else ending.span):
+        if span is not None:
+            out = conv.agent_output(span)
+            if out is not None:
+                return thaw(out)
+    llms = [s for s in run.llms if ending is None or run.agent_of(s) is ending]
+    for span in sorted(llms, key=lambda s: s.end_ns, reverse=True):
+        text = conv.output_text(span)
+        if text is not None:
+            return text
+    return None
+
+
+def run_input(run: Run) -> Any:
+    """What the run was asked: the root's (or agent's) recorded input, else the first model
+    call's first user message; graph state read down to its first user message."""
+    for span in _agent_spans(run):
+        v = conv.input_value(span)
+        if v is not None:
+            return thaw(first_request(v))
+    first = min(run.llms, key=lambda s: s.start_ns, default=None)
+    return None if first is None else thaw(first_request(conv.input_value(first)))
