@@ -8,6 +8,7 @@ from typing import Any, TypeGuard
 
 __all__ = [
     "MAX_REPR",
+    "MAX_TRIALS",
     "check_keys",
     "check_mapping",
     "count",
@@ -18,6 +19,7 @@ __all__ = [
     "short_repr",
     "thaw",
     "to_float",
+    "trial_count",
 ]
 
 MAX_REPR = 200
@@ -204,6 +206,34 @@ def positive_int(
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise error(f"{owner} must be an int >= {minimum}, got {short_repr(value)}")
     return value
+
+
+MAX_TRIALS = 10_000
+"""The most trials of one task or test: ``run_suite``'s ``k``, the pytest plugin's
+``@pytest.mark.ek(trials=...)`` and ``--ek-trials``. Checked before any work: every trial is
+kept (in memory, in the store, as a pytest item), so a mistyped ``k=2**63`` would otherwise
+run until memory runs out. Far above what any reliability estimate needs (pass^k is read at
+k of 1 to a few dozen; a success rate's interval shrinks as 1/sqrt(n))."""
+
+
+def trial_count(owner: str, value: Any) -> int:
+    """A number of trials: an int in ``[1, MAX_TRIALS]``, else an error naming ``owner``.
+
+    Example:
+        >>> trial_count("k", 5)
+        5
+        >>> trial_count("k", 2**63)
+        Traceback (most recent call last):
+        ...
+        ValueError: k must be at most 10000 (ek's limit of trials per task), got 9223372036854775808
+    """
+    positive_int(owner, value)
+    if value > MAX_TRIALS:
+        raise ValueError(
+            f"{owner} must be at most {MAX_TRIALS} (ek's limit of trials per task), "
+            f"got {short_repr(value)}"
+        )
+    return int(value)
 
 
 def positive_number(owner: str, value: Any, message: str | None = None) -> float:

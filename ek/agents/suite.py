@@ -102,7 +102,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
-from ek._validate import positive_int, positive_number
+from ek._validate import positive_int, positive_number, trial_count
 from ek.base import ReadOnlyDict, Score
 from ek.calling import CallTimeoutError, acall, is_async_callable, loop_running
 from ek.jsonio import to_json_safe
@@ -334,7 +334,7 @@ class SuiteConfig:
     fault: Fault | None = None
 
     def __post_init__(self) -> None:
-        positive_int("k", self.k)
+        trial_count("k", self.k)  # at most MAX_TRIALS: checked before any work
         positive_int("concurrency", self.concurrency)
         if self.timeout is not None:
             positive_number(
@@ -1527,7 +1527,7 @@ def run_suite(
         agent: ``agent(task)`` or ``agent(task, context)``, sync or async.
         tasks: The :class:`~ek.agents.base.TaskSpec` s (unique ids).
         config: All the options below as one :class:`SuiteConfig` (keywords override it).
-        k: Trials per task (>= 1).
+        k: Trials per task (1 to :data:`ek._validate.MAX_TRIALS`, 10,000).
         check: The success oracle: a registered checker name or an ``(episode, gold) -> bool``
             callable (may be async); default ``"output"``. It receives ``task.gold``.
         metrics: Metrics (or registered names) scored on every trial with the TaskSpec as gold;
@@ -1543,7 +1543,8 @@ def run_suite(
             processes, ``distributed.Client.get_executor()``), in batches of trials.
         batch_size: Trials per executor call (>= 1; default: about four batches per slot of
             ``concurrency``, at most 64). Ignored without ``executor``.
-        store: A JSON-lines path: persist every finished trial and resume from it.
+        store: A JSON-lines path: persist every finished trial and resume from it (a regular
+            file, or none yet: a FIFO, a directory or a device is refused before any work).
         timeout: Seconds per trial; a slower trial fails with ``Episode.error`` set.
         progress: A :class:`Progress` callback.
         confidence: Interval coverage of the reliability report.

@@ -1,7 +1,8 @@
 """The plugin's command-line options, read and checked once per session.
 
 A bad value is a :class:`pytest.UsageError` (pytest prints ``ERROR: ...`` and exits with 4), never
-a traceback. Standard library and pytest only (pytest loads this for every session).
+a traceback. Standard library, pytest and ek's core validators only (pytest loads this for
+every session).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
+from ek._validate import MAX_TRIALS
 
 __all__ = ["PROVENANCE_KEYS", "Options", "add_options", "read_options"]
 
@@ -103,13 +106,17 @@ def read_options(config: pytest.Config) -> Options:
     """The session's :class:`Options`.
 
     Raises:
-        pytest.UsageError: ``--ek-trials`` below 1, a negative or non-finite tolerance, or a
-            malformed ``--ek-provenance``.
+        pytest.UsageError: ``--ek-trials`` below 1 or above ``MAX_TRIALS``, a negative or
+            non-finite tolerance, or a malformed ``--ek-provenance``.
     """
     get: Any = config.getoption
     trials = get("ek_trials")
     if trials is not None and trials < 1:
         raise pytest.UsageError(f"--ek-trials must be an int >= 1, got {trials}")
+    if trials is not None and trials > MAX_TRIALS:  # each trial is an item: checked before any
+        raise pytest.UsageError(
+            f"--ek-trials must be at most {MAX_TRIALS} (ek's limit of trials per test), got {trials}"
+        )
     tol = float(get("ek_tolerance"))
     if not tol >= 0 or math.isinf(tol):
         raise pytest.UsageError(f"--ek-tolerance must be a finite number >= 0, got {tol}")

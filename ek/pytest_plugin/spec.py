@@ -15,7 +15,11 @@ marker                             the test passes when
 ``--ek-trials N`` sets the trials of every ek test, overriding the marker's ``trials`` (a nightly
 job runs more trials than a quick local run); without either a test gets one trial.
 
-This module is the standard library only (pytest loads it for every session).
+``trials`` is at most :data:`ek._validate.MAX_TRIALS` (10,000): each trial is a pytest item,
+and ``trials=10**9`` would exhaust memory before the first one ran.
+
+This module is the standard library and ek's core validators only (pytest loads it for every
+session).
 
 Example:
     >>> s = spec_from_marker({"trials": 5, "pass_hat_k": 3, "at_least": 0.6})
@@ -38,6 +42,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ek._validate import MAX_TRIALS, short_repr
+
 __all__ = [
     "DEFAULT_CONFIDENCE",
     "MARKER_KEYS",
@@ -56,7 +62,12 @@ MARKER_KEYS = ("trials", "pass_hat_k", "at_least", "confidence")
 
 def _count(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"@pytest.mark.ek: {name} must be an int >= 1, got {value!r}")
+        raise ValueError(f"@pytest.mark.ek: {name} must be an int >= 1, got {short_repr(value)}")
+    if value > MAX_TRIALS:  # every trial is a pytest item: 10**9 of them exhaust memory
+        raise ValueError(
+            f"@pytest.mark.ek: {name} must be at most {MAX_TRIALS} (ek's limit of trials per "
+            f"test), got {short_repr(value)}"
+        )
     return value
 
 
