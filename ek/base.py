@@ -211,7 +211,12 @@ class Metric(Protocol):
     """A reference-based metric: ``__call__(pred, gold) -> Score`` plus a corpus ``aggregate``.
 
     ``aggregate`` must be a ratio of sums read from each score's ``detail``, never a mean of
-    per-item ratios.
+    per-item ratios. A metric declares the detail fields it sums, its sufficient statistics,
+    as a class attribute ``sums`` (e.g. ``("tp", "fp", "fn")``; and ``sum_defaults``, a mapping
+    ``field -> value``, for a field its aggregate reads with a default), as torchmetrics'
+    ``add_state(..., dist_reduce_fx="sum")`` does: a run's tally keeps those sums per task and
+    merges by adding them (``ek.agents.tally``). A metric without the declaration is kept whole
+    (every Score), which is correct and slower.
     """
 
     name: str

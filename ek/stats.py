@@ -386,8 +386,9 @@ def student_t_cdf(t: float, df: float) -> float:
         (0.5, 0.975)
     """
     df = _check_df(df)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or math.isnan(t):
-        raise ValueError(f"t must be a number, got {short_repr(t)}")
+    t = _number("t", t)
+    if math.isnan(t):
+        raise ValueError("t must be a number, got nan")
     if math.isinf(df):  # the limit: the normal distribution
         return 0.5 * math.erfc(-t / math.sqrt(2.0))
     upper = 0.5 * _regularized_beta(df / 2.0, 0.5, df / (df + t * t)) if math.isfinite(t) else 0.0
@@ -397,7 +398,14 @@ def student_t_cdf(t: float, df: float) -> float:
 def _check_df(df: Any) -> float:
     if isinstance(df, bool) or not isinstance(df, (int, float)) or not df > 0:
         raise ValueError(f"df (degrees of freedom) must be a number > 0, got {short_repr(df)}")
-    return float(df)
+    return to_float("df", df)
+
+
+def _number(name: str, value: Any) -> float:
+    """``value`` as a float (NaN and infinities pass), else a TypeError / ValueError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}: {short_repr(value)}")
+    return to_float(name, value)
 
 
 @functools.lru_cache(maxsize=256)
@@ -559,6 +567,8 @@ def welch_df(se1: float, m1: int, se2: float, m2: int) -> float:
         >>> welch_df(0.1, 30, 0.1, 30), round(welch_df(0.1, 30, 0.0, 30), 6)
         (58.0, 29.0)
     """
+    se1, se2 = _number("se1", se1), _number("se2", se2)
+    m1, m2 = check_int("m1", m1, 1), check_int("m2", m2, 1)
     v1, v2 = se1 * se1, se2 * se2
     den = v1 * v1 / max(m1 - 1, 1) + v2 * v2 / max(m2 - 1, 1)
     if den == 0.0 or math.isinf(den):
@@ -714,6 +724,9 @@ def t_interval(
         (0.2955, 0.7045)
     """
     confidence = check_confidence(confidence)
+    point, se = _number("point", point), _number("se", se)
+    if se < 0:
+        raise ValueError(f"se must be >= 0 (a standard error), got {short_repr(se)}")
     lo, hi = bounds if bounds is not None else (_NAN, _NAN)
     if math.isnan(point) or math.isnan(se):
         return Interval(point, lo, hi, confidence, method, reason or "no standard error")

@@ -474,6 +474,15 @@ STATS: list[Entry] = [
     ),
     E("normal_quantile", stats.normal_quantile, J),
     E("two_sided_z", stats.two_sided_z, J),
+    E("student_t_quantile", stats.student_t_quantile, J, junk_or(1, 3.5, 29)),
+    E("student_t_cdf", stats.student_t_cdf, J, junk_or(1, 3.5, 29)),
+    E("two_sided_t", stats.two_sided_t, J, junk_or(1, 29)),
+    E("clustered_se", stats.clustered_se, FLOATS),
+    E("mean_interval", stats.mean_interval, FLOATS, FLOAT),
+    E("ratio_interval", stats.ratio_interval, FLOATS, FLOATS, FLOAT),
+    E("t_interval", stats.t_interval, FLOAT, FLOAT, INT, FLOAT, junk_or("m")),
+    E("welch_df", stats.welch_df, FLOAT, INT, FLOAT, INT),
+    E("choose_interval", stats.choose_interval, junk_or("auto", "clustered"), INT),
     E("quantile", stats.quantile, FLOATS, J),
     E("mean", stats.mean, FLOATS),
     E("Interval", stats.Interval, J, J, J, J, J),
@@ -489,6 +498,7 @@ STATS: list[Entry] = [
         confidence=FLOAT,
         n_resamples=junk_or(10, 10**12),
         seed=J,
+        interval=junk_or("auto", "bootstrap", "clustered"),
     ),
 ]
 

@@ -3,20 +3,23 @@
 Subcommands live in a table (:data:`SUBCOMMANDS`); add one with :func:`add_subcommand`:
 
 * ``ek-agents report RUN [--json] [--k K] [--prices FILE] [--confidence C]
-  [--success-scorer NAME]``: success rate with its interval, the pass@k / pass^k table, cost by
-  role and model, Cost-of-Pass, per slice, every metric's aggregate, and how many samples were
-  left unscored. RUN is a trial store, a baseline or an Inspect log (whose ek metric scores are
-  read from the samples; ``--success-scorer`` names the scorer that decides success, e.g.
-  Inspect's ``match``).
+  [--interval auto|bootstrap|clustered] [--success-scorer NAME]``: success rate with its
+  interval, the pass@k / pass^k table, cost by role and model, Cost-of-Pass, per slice, every
+  metric's aggregate with its interval over tasks, and how many samples were left unscored.
+  Intervals treat tasks as the unit: a percentile bootstrap over tasks, or the cluster-robust
+  standard error with tasks as clusters (``auto``: the bootstrap up to 1,000 tasks, clustered
+  above); the other method is shown beside where it was computed. RUN is a trial store, a
+  baseline or an Inspect log (whose ek metric scores are read from the samples;
+  ``--success-scorer`` names the scorer that decides success, e.g. Inspect's ``match``).
 * ``ek-agents demo [FOLDER] [-k K]``: the embedded demo suite end to end (see
   :mod:`ek.agents.demo.run`).
 * ``ek-agents report RUN --plot FILE [--compare RUN ...]``: also draw pass^k against k and
   success against cost with the Pareto frontier (:mod:`ek.agents.plots`).
 * ``ek-agents gate BASELINE CURRENT [--tolerance T] [--confidence C] [--stratified]
-  [--tasks same|intersect] [--success-scorer NAME] [--allow-undefined CHECK ...]
-  [--allow-unscored] [--json]``: the variance-aware regression gate. Runs over different task
-  sets are refused unless ``--tasks intersect`` (compare the shared tasks; ``--stratified``
-  always does); the output says how many tasks were compared.
+  [--interval auto|bootstrap|clustered] [--tasks same|intersect] [--success-scorer NAME]
+  [--allow-undefined CHECK ...] [--allow-unscored] [--json]``: the variance-aware regression
+  gate. Runs over different task sets are refused unless ``--tasks intersect`` (compare the
+  shared tasks; ``--stratified`` always does); the output says how many tasks were compared.
 
 Exit codes, a contract for CI (every subcommand): **0** pass, **1** regression or a check whose
 change is undefined (unless ``--allow-undefined CHECK``), **2** everything else: refused
@@ -181,7 +184,6 @@ def _dollars(x: Any) -> str:
 
 def _report_data(args: argparse.Namespace) -> dict[str, Any]:
     from .cost import load_prices
-    from .reliability import reliability
     from .runs import load_run
     from .traces.summary import trace_options
 
@@ -201,13 +203,7 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         )
     notes: list[str] = list(s.notes)
     counts = {t: nc for t, nc in s.counts.items() if nc[0] > 0}
-    slices = {n: [t for t in ids if t in counts] for n, ids in s.slices.items()}
-    slices = {n: ids for n, ids in slices.items() if ids}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        rel = reliability(
-            counts, args.k, slices=slices or None, confidence=args.confidence, seed=s.run.seed or 0
-        )
+    rel = _reliability_of(s, counts, args)
     cost = dict(s.cost) if s.cost is not None else None
     slice_cost: Mapping[str, Any] = s.slice_cost or {}
     if args.prices and s.agent_failures is None:
@@ -221,11 +217,7 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         "n_trials": s.n_trials,
         "n_successes": s.n_successes,
         "agent_failures": s.agent_failures,
-        "unscored": {
-            "n": s.n_unscored,
-            "of": s.unscored.of if s.unscored else s.n_trials,
-            "reason": s.unscored.reason if s.unscored else None,
-        },
+        "unscored": _unscored_data(s),
         "reliability": rel.to_dict(),
         "cost": cost,
         "slices": {
@@ -235,17 +227,59 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
             }
             for name, r in rel.slices.items()
         },
-        "metrics": {
-            name: {
-                "value": m.value,
-                "higher_is_better": m.higher_is_better,
-                "n": m.n_scores,
-            }
-            for name, m in s.metrics.items()
-        },
+        "metrics": {name: _metric_data(m, args, s.run.seed or 0) for name, m in s.metrics.items()},
         "notes": notes,
         "beyond_pass_k": _beyond_data(s, counts, args.confidence),
     }
+
+
+def _unscored_data(s: Any) -> dict[str, Any]:
+    return {
+        "n": s.n_unscored,
+        "of": s.unscored.of if s.unscored else s.n_trials,
+        "reason": s.unscored.reason if s.unscored else None,
+    }
+
+
+def _reliability_of(s: Any, counts: Mapping[str, tuple[int, int]], args: argparse.Namespace) -> Any:
+    """The run's (and each slice's) reliability report, intervals by ``--interval``."""
+    from .reliability import reliability
+
+    slices = {n: [t for t in ids if t in counts] for n, ids in s.slices.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return reliability(
+            counts,
+            args.k,
+            slices={n: ids for n, ids in slices.items() if ids} or None,
+            confidence=args.confidence,
+            seed=s.run.seed or 0,
+            interval=args.interval,
+        )
+
+
+def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
+    """A metric's aggregate with its interval over tasks, by ``--interval``, and the other
+    method's beside it (:mod:`ek.agents.resample`). A metric that declares no sums gets the
+    bootstrap only where it is cheap (up to 1,000 tasks) or asked for."""
+    from functools import partial
+
+    from ek.stats import choose_interval
+
+    from .resample import MetricSample, by_method
+
+    out = {"value": m.value, "higher_is_better": m.higher_is_better, "n": m.n_scores}
+    sample = MetricSample(m.aggregated_as, {t: ss for t, ss in m.scores.items() if ss})
+    method = choose_interval(args.interval, len(sample.ids))
+    if not sample.ids or (not sample.summed and method == "clustered"):
+        return {**out, "interval": None, "cross_check": None}
+    iv, other = by_method(
+        args.interval,
+        len(sample.ids),
+        partial(sample.clustered, args.confidence) if sample.summed else None,
+        partial(sample.bootstrap, args.confidence, 2000, seed),
+    )
+    return {**out, "interval": iv.to_dict(), "cross_check": other.to_dict() if other else None}
 
 
 def _beyond_data(s: Any, counts: Mapping[str, Any], confidence: float) -> dict[str, Any]:
@@ -300,6 +334,63 @@ def _usage_line(label: str, u: Mapping[str, Any]) -> str:
     return f"  {label:<24} {_dollars(u.get('dollars')):>12}  {' '.join(parts)}{unpriced}"
 
 
+_METHOD_NAMES = {
+    "bootstrap": "bootstrap over tasks",
+    "clustered": "clustered standard error, tasks as clusters",
+}
+
+
+def _print_rates(d: Mapping[str, Any], w: Callable[[str], Any]) -> None:
+    """The success rate (Wilson, and clustered beside), the pass@k / pass^k table by the
+    report's interval method, and the other method's pass^k beside it when computed."""
+    rel = d["reliability"]
+    conf = round(rel["confidence"] * 100)
+    counted = f"{d['n_successes']}/{d['n_trials']}"
+    w(f"success  {_iv(rel['success_rate'])}  ({counted}, Wilson {conf}%)\n")
+    clustered = rel.get("success_rate_clustered")
+    if clustered:
+        w(f"         {_iv(clustered)}  (clustered by task, {conf}%)\n")
+    method = rel.get("interval", "bootstrap")
+    other = "clustered" if method == "bootstrap" else "bootstrap"
+    check = (rel.get("cross_check") or {}).get("pass_hat_k") or {}
+    w(f"\n  k  {'pass@k':<28} {'pass^k':<28} {f'pass^k, {other}' if check else ''}".rstrip())
+    for k in sorted(rel["pass_at_k"], key=int):
+        row = f"{_iv(rel['pass_at_k'][k]):<28} {_iv(rel['pass_hat_k'][k]):<28}"
+        w(f"\n{k:>3}  {row} {_iv(check[k]) if k in check else ''}".rstrip())
+    beside = f"; beside: {_METHOD_NAMES[other]}" if check else ""
+    w(f"\n  ({_METHOD_NAMES[method]}, {conf}%{beside})\n")
+
+
+def _print_cost(cost: Mapping[str, Any] | None, w: Callable[[str], Any]) -> None:
+    if not cost:
+        return
+    w("\ncost by role\n")
+    for role, u in cost["by_role"].items():
+        w(_usage_line(role, u) + "\n")
+    w("cost by model\n")
+    for model, u in cost["by_model"].items():
+        w(_usage_line(model, u) + "\n")
+    w(f"Cost-of-Pass  {_dollars(cost.get('cost_of_pass'))} per success  ({cost['reason']})\n")
+
+
+def _print_metrics(metrics: Mapping[str, Any], w: Callable[[str], Any]) -> None:
+    """Each metric's aggregate with its interval over tasks (and the other method's beside)."""
+    if not metrics:
+        return
+    w("\nmetrics\n")
+    for name, m in metrics.items():
+        better = "higher" if m["higher_is_better"] else "lower"
+        iv, other = m.get("interval"), m.get("cross_check")
+        span = f"[{_num(iv['low'])}, {_num(iv['high'])}] {_kind(iv)}" if iv else ""
+        beside = f"; {_kind(other)} [{_num(other['low'])}, {_num(other['high'])}]" if other else ""
+        w(f"  {name:<24} {_num(m['value']):>10}  {span}{beside}  ({better} is better)\n")
+
+
+def _kind(iv: Mapping[str, Any]) -> str:
+    """``bootstrap`` or ``clustered``: the method family of an interval over tasks."""
+    return "clustered" if "clustered" in iv["method"] else "bootstrap"
+
+
 def _print_report(d: Mapping[str, Any], out: IO[str]) -> None:
     rel = d["reliability"]
     w = out.write
@@ -314,23 +405,8 @@ def _print_report(d: Mapping[str, Any], out: IO[str]) -> None:
             f"UNSCORED {u['n']} of {u['of']} samples unscored: {u['reason']} "
             "(left out of every number below)\n"
         )
-    conf = round(rel["confidence"] * 100)
-    w(
-        f"success  {_iv(rel['success_rate'])}  ({d['n_successes']}/{d['n_trials']}, Wilson {conf}%)\n\n"
-    )
-    w(f"  k  {'pass@k':<28} {'pass^k':<28}\n")
-    for k in sorted(rel["pass_at_k"], key=int):
-        w(f"{k:>3}  {_iv(rel['pass_at_k'][k]):<28} {_iv(rel['pass_hat_k'][k]):<28}\n")
-    w(f"  (bootstrap over tasks, {conf}%)\n")
-    cost = d.get("cost")
-    if cost:
-        w("\ncost by role\n")
-        for role, u in cost["by_role"].items():
-            w(_usage_line(role, u) + "\n")
-        w("cost by model\n")
-        for model, u in cost["by_model"].items():
-            w(_usage_line(model, u) + "\n")
-        w(f"Cost-of-Pass  {_dollars(cost.get('cost_of_pass'))} per success  ({cost['reason']})\n")
+    _print_rates(d, w)
+    _print_cost(d.get("cost"), w)
     if d["slices"]:
         kmax = str(rel["k"])
         w(
@@ -344,11 +420,7 @@ def _print_report(d: Mapping[str, Any], out: IO[str]) -> None:
                 f"{name:<20} {r['n_tasks']:>5} {r['n_trials']:>6}  {_iv(r['success_rate']):<26} "
                 f"{_num(ph):<8} {cop}\n"
             )
-    if d["metrics"]:
-        w("\nmetrics\n")
-        for name, m in d["metrics"].items():
-            better = "higher" if m["higher_is_better"] else "lower"
-            w(f"  {name:<24} {_num(m['value']):>10}  ({better} is better)\n")
+    _print_metrics(d["metrics"], w)
     _print_beyond(d.get("beyond_pass_k") or {}, out)
     for note in [*rel.get("warnings", []), *d["notes"]]:
         w(f"warning: {note}\n")
@@ -362,6 +434,17 @@ def _add_workers(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="processes that read a trial store together, one shard of its tasks each "
         "(default: one per core for a store of 32 MiB or more, else 1); same figures",
+    )
+
+
+def _add_interval(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--interval",
+        choices=("auto", "bootstrap", "clustered"),
+        default="auto",
+        help="interval method over tasks: the percentile bootstrap, or the cluster-robust "
+        "standard error with tasks as clusters; 'auto' (default): the bootstrap up to 1,000 "
+        "tasks, clustered above; the other is shown beside where computed",
     )
 
 
@@ -384,6 +467,7 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", type=int, default=None, help="largest k of the pass@k table")
     p.add_argument("--prices", metavar="FILE", help="LiteLLM price JSON to price the episodes")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    _add_interval(p)
     _add_success_scorer(p)
     _add_workers(p)
     from .traces.summary import add_trace_arguments  # --task-attribute etc. for trace files
@@ -466,6 +550,7 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
     p.add_argument("current", metavar="CURRENT", help="a trial store, a baseline or an Inspect log")
     p.add_argument("--tolerance", type=float, default=0.0, help="allowed worsening (0)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    _add_interval(p)
     p.add_argument(
         "--stratified",
         action=argparse.BooleanOptionalAction,
@@ -534,6 +619,9 @@ def _gate_text(res: Any) -> str:
             f"{_num(c.current)}  change {_iv(c.interval.to_dict())}  {c.verdict}\n"
         )
         w(f"        {c.reason}\n")
+        other = c.detail.get("cross_check")
+        if other:
+            w(f"        beside: {_iv(other)} ({other['method']})\n")
     for note in res.warnings:
         w(f"warning: {note}\n")
     verdict = "PASS: " if res.passed else "REGRESSION: " if res.regressions else "FAIL: "
@@ -574,6 +662,7 @@ def _run_gate(args: argparse.Namespace) -> int:
                 max_infra_share=args.max_infra_share,
                 consistency=args.consistency,
                 robustness=args.robustness,
+                interval=args.interval,
             )
     except (OSError, ValueError, TypeError, ImportError) as e:
         _err(str(e))

@@ -87,6 +87,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ek._validate import is_number
@@ -94,7 +95,6 @@ from ek.base import ReadOnlyDict
 from ek.jsonio import to_json_safe
 from ek.scalar_gate import undefined_policy
 from ek.stats import (
-    BOOTSTRAP_MAX_TASKS,
     Interval,
     choose_interval,
     clustered_se,
@@ -104,7 +104,7 @@ from ek.stats import (
 )
 
 from .reliability import pass_hat_k
-from .resample import MetricDifference
+from .resample import MetricDifference, by_method
 from .summary import MetricSummary, RunSummary
 
 __all__ = [
@@ -603,23 +603,6 @@ def _pass_hat_checks(g: _Setup) -> list[GateCheck]:
     return [_pass_hat_check(g, kk)]
 
 
-def _metric_interval(g: _Setup, d: MetricDifference) -> tuple[Interval, Interval | None]:
-    """The interval of one metric's change by the gate's method, and the other method's beside
-    it when computed (the clustered one for a metric that declares its sums; the bootstrap up
-    to :data:`~ek.stats.BOOTSTRAP_MAX_TASKS` tasks, on request, or where no clustered interval
-    is defined)."""
-    method = choose_interval(g.interval, d.n_tasks)
-    clustered = d.clustered(g.confidence) if d.summed else None
-    usable = clustered is not None and clustered.is_defined
-    boot = None
-    if method == "bootstrap" or not usable or d.n_tasks <= BOOTSTRAP_MAX_TASKS:
-        boot = d.bootstrap(g.confidence, g.n_resamples, g.seed)
-    if method == "clustered" and clustered is not None and usable:
-        return clustered, boot
-    assert boot is not None  # computed whenever the clustered interval is not used
-    return boot, clustered
-
-
 def _metric_checks(g: _Setup) -> list[GateCheck]:
     """Each metric both runs scored (when ``metrics=True``), by the gate's interval method
     (:mod:`ek.agents.resample`), warnings in the metrics' order."""
@@ -636,7 +619,12 @@ def _metric_checks(g: _Setup) -> list[GateCheck]:
         if isinstance(plan, str):
             g.warnings.append(plan)
             continue
-        iv, other = _metric_interval(g, plan)
+        iv, other = by_method(
+            g.interval,
+            plan.n_tasks,
+            partial(plan.clustered, g.confidence) if plan.summed else None,
+            partial(plan.bootstrap, g.confidence, g.n_resamples, g.seed),
+        )
         if not plan.exact:
             g.warnings.append(
                 f"metric {name!r} is not registered: the mean of its per-trial values was "
