@@ -352,7 +352,7 @@ def readable_file(owner: str, path: Any, what: str = "file") -> str:
     p = path_text(owner, path)
     try:
         mode = os.stat(p).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a missing file, or "file/name"
         raise FileNotFoundError(errno.ENOENT, f"{owner}: no {what} at this path", p) from None
     if not stat.S_ISREG(mode):
         raise ValueError(f"{owner}: expected a regular file, got {_kind(mode)}: {p}")
@@ -364,13 +364,17 @@ def writable_file(owner: str, path: Any) -> str:
 
     The same refusals as :func:`readable_file`, except that a missing file is fine (it will be
     created); an existing FIFO, directory or device is a ValueError (writing would block or
-    fail).
+    fail), and so is a path below a file (``notes.txt/run.jsonl``).
     """
     p = path_text(owner, path)
     try:
         mode = os.stat(p).st_mode
     except FileNotFoundError:
         return p
+    except NotADirectoryError:
+        raise ValueError(
+            f"{owner}: no file can be written at {p} (a part of its folder is a file)"
+        ) from None
     if not stat.S_ISREG(mode):
         raise ValueError(f"{owner}: expected a regular file, got {_kind(mode)}: {p}")
     return p

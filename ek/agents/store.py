@@ -72,9 +72,10 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import tempfile
 import time
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
@@ -101,6 +102,7 @@ __all__ = [
     "header_bytes",
     "iter_store",
     "read_store",
+    "replace_store",
     "task_shard",
 ]
 
@@ -134,7 +136,10 @@ class StoreLockedError(StoreError):
 
 
 def _lock(fh: IO[bytes], path: str) -> None:
-    """An exclusive, non-blocking lock on the open store (POSIX ``flock``; none without fcntl)."""
+    """An exclusive, non-blocking lock on the open store (POSIX ``flock``; none without fcntl).
+
+    Also refused: a file that is no longer the one at ``path`` once locked (another writer
+    renamed a new store over it meanwhile: trials written to the old one would be lost)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: documented, no lock
@@ -147,6 +152,15 @@ def _lock(fh: IO[bytes], path: str) -> None:
             "two writers would interleave their trials. Wait for it to finish or use "
             "another store file."
         ) from None
+    mine = os.fstat(fh.fileno())
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        now = None
+    if now is None or (now.st_dev, now.st_ino) != (mine.st_dev, mine.st_ino):
+        raise StoreLockedError(
+            f"{path} was replaced by another writer while it was being opened; open it again"
+        )
 
 
 def _dumps(obj: Any) -> str:
@@ -554,6 +568,81 @@ def read_store(path: str | os.PathLike[str]) -> StoreSnapshot:
     with iter_store(path) as s:
         records = tuple(s)
         return StoreSnapshot(s.path, s.header, records, s.torn_tail)
+
+
+def _header_of(fh: IO[bytes], path: str) -> dict[str, Any] | None:
+    """The header of the store open as ``fh`` (``None`` for an empty file)."""
+    scan = _Scan(path)
+    with open(os.dup(fh.fileno()), "rb") as rfh:  # a reader of the same (locked) file
+        rfh.seek(0)
+        for no, raw in enumerate(rfh, 1):
+            scan.feed(raw, no)
+            if scan.complete:
+                return scan.header
+    if scan.header is None:
+        return None
+    raise StoreError(f"{path}: its header is incomplete")
+
+
+def replace_store(
+    path: str | os.PathLike[str], header: Mapping[str, Any], records: Iterable[Mapping[str, Any]]
+) -> None:
+    """Write a whole store at ``path`` in one step, replacing an earlier one written by the same
+    tool; never a store another writer holds, nor one another tool wrote.
+
+    For a tool that writes a run's trials at once (the pytest plugin writes each session's):
+    the records go to a temporary file beside ``path`` (written and fsynced by
+    :class:`TrialStore`), which is renamed over ``path`` only while this holds the lock of the
+    store already there (the lock :meth:`TrialStore.open` takes). So:
+
+    * a writer that holds the store (a ``run_suite`` resuming it) makes this refuse with
+      :class:`StoreLockedError`, and nothing is written;
+    * a writer that opens ``path`` meanwhile is refused (it finds the lock held, or, once the
+      lock is released, that the file it locked was replaced): it opens the new file again;
+    * an existing store is replaced only when its header's ``source`` is ``header["source"]``
+      (the same tool's earlier output); another store (a resumable ``run_suite`` store, whose
+      trials would be lost) or a file that is no store is refused with
+      :class:`StoreMismatchError`.
+
+    Raises:
+        StoreLockedError: another writer holds the store at ``path``.
+        StoreMismatchError: ``path`` holds a store of another source, or another file.
+        ValueError / TypeError: ``path`` is not a regular file's path (a FIFO, a directory).
+        OSError: the folder cannot be written.
+    """
+    p = path_text("replace_store", path)
+    source = header.get("source")
+    fh = open_regular_file("replace_store", p, write=True)  # created empty when absent
+    tmp: str | None = None
+    try:
+        _lock(fh, p)
+        try:
+            old = _header_of(fh, p)
+        except StoreError as e:
+            raise StoreMismatchError(
+                f"{p} exists and is not a store this tool wrote ({e}); refusing to replace it"
+            ) from None
+        if old is not None and old.get("source") != source:
+            raise StoreMismatchError(
+                f"{p} holds a store written by {old.get('source') or 'run_suite'!r:.100}, not "
+                f"by {source!r:.100}; replacing it would lose its trials: use another path"
+            )
+        fd, tmp = tempfile.mkstemp(
+            prefix=".ek-store-", suffix=".jsonl", dir=os.path.dirname(os.path.abspath(p))
+        )
+        os.close(fd)
+        # one fsync at close: the file is renamed into place only once complete
+        with TrialStore.open(
+            tmp, header, fsync_every=1 << 30, fsync_interval=1e9, background_fsync=False
+        ) as st:
+            for rec in records:
+                st.append(rec)
+        os.replace(tmp, p)  # while the old file's lock is held
+        tmp = None
+    finally:
+        fh.close()
+        if tmp is not None and os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def _by_name_diffs(old: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:

@@ -38,8 +38,11 @@ STORE`` does: exit 1 only on a statistically supported regression, 4 when the ga
   verifier (:mod:`ek.agents.verifier`) disables autoloading, so this plugin never runs there.
 
 Bad input (``trials=0``, a threshold outside [0, 1], ``pass_hat_k`` above the trials, an unknown
-marker argument) is reported by pytest as a collection error naming the test; a bad option or an
-unreadable ``--ek-baseline`` is a usage error (exit 4). Neither is a traceback.
+marker argument) is reported by pytest as a collection error naming the test; a bad option, an
+unreadable ``--ek-baseline`` or an ``--ek-store`` no file can be written to is a usage error
+(exit 4). Neither is a traceback. ``--ek-store`` is written under the store's lock at the end of
+the session: a store another writer holds (a ``run_suite`` writing it), or a store ``run_suite``
+wrote, is left as it is, and the session says so in one line and exits 4.
 
 Not combined: ``unittest.TestCase`` methods (pytest does not parametrize them) and
 pytest-xdist's ``-x`` (xdist counts the trials' reports, which the plugin neutralises; the
@@ -140,8 +143,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_OPTIONS] = opts
     if _is_worker(config):
         return
-    from .session import EkController, check_baseline
+    from .session import EkController, check_baseline, check_store
 
+    if opts.store:
+        check_store(opts.store)
     if opts.baseline:
         check_baseline(opts.baseline)
     config.pluginmanager.register(EkController(config, opts), "ek-controller")
@@ -232,10 +237,23 @@ def _absorb(state: _Trial, item: pytest.Item, report: Any) -> None:
         report.ek_decisive = True
         report.ek_result = state.outcome
     if report.when == "teardown":
+        payload = _recorded(state, item)
         if state.outcome == "failed":
             state.sections = list(report.sections)
-        rec = item.stash.get(_RECORDER, None)
-        report.ek_trial = state.payload(rec.payload() if rec is not None else None)
+        report.ek_trial = state.payload(payload)
+
+
+def _recorded(state: _Trial, item: pytest.Item) -> dict[str, Any] | None:
+    """What the trial's ``ek_episode`` recorded; junk written into it fails the trial."""
+    rec = item.stash.get(_RECORDER, None)
+    if rec is None:
+        return None
+    from .recorder import trial_payload  # imported already: the fixture made ``rec``
+
+    payload, junk = trial_payload(rec)
+    if junk is not None and state.outcome != "failed":
+        state.outcome, state.failure, state.failure_text = "failed", junk, junk
+    return payload
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

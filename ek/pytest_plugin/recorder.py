@@ -33,9 +33,9 @@ from ek.agents.cost import ModelPrice, pricing_to_dict
 from ek.agents.episode import Episode
 from ek.agents.metrics import CostPerSuccessMetric
 from ek.base import Score
-from ek.harness import to_json_safe
+from ek.harness import from_json_safe, to_json_safe
 
-__all__ = ["EpisodeRecorder", "plain_json"]
+__all__ = ["EpisodeRecorder", "plain_json", "trial_payload"]
 
 
 def plain_json(value: Any) -> Any:
@@ -176,3 +176,42 @@ class EpisodeRecorder:
     def payload(self) -> dict[str, Any] | None:
         """What this trial recorded, as plain JSON (``None`` when nothing was recorded)."""
         return self._payload
+
+
+def _check_payload(data: Any) -> None:
+    """The shape :meth:`EpisodeRecorder.record` writes, else a ValueError saying what is off."""
+    if not isinstance(data, dict) or set(data) != {"episode", "scores", "pricing"}:
+        raise ValueError(f"expected {{episode, scores, pricing}}, got {data!r:.100}")
+    if not isinstance(data["episode"], dict) or not isinstance(data["scores"], dict):
+        raise ValueError("its episode and scores must be JSON objects")
+    for name, sd in data["scores"].items():
+        if not isinstance(sd, dict) or not isinstance(sd.get("detail"), dict) or "value" not in sd:
+            raise ValueError(f"score {name!r:.50} must be {{value, detail}}, got {sd!r:.100}")
+    Episode.from_dict(from_json_safe(data["episode"]))  # an episode the controller can read
+
+
+def trial_payload(rec: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """What a trial's ``ek_episode`` recorded, checked before it leaves the trial:
+    ``(payload, None)``, or ``(None, why)`` when the test wrote junk into the fixture (its
+    ``payload`` replaced, or a recorded trial that is not what :meth:`~EpisodeRecorder.record`
+    wrote). The plugin fails that trial with ``why`` instead of failing in its own hooks.
+
+    Example:
+        >>> trial_payload(EpisodeRecorder("t"))
+        (None, None)
+        >>> rec = EpisodeRecorder("t"); rec._payload = {"episode": object()}
+        >>> trial_payload(rec)[1]  # doctest: +ELLIPSIS
+        'ek_episode holds a recorded trial that is not what record() wrote (Object of type object is not JSON serializable)'
+    """
+    if not isinstance(rec, EpisodeRecorder) or "payload" in vars(rec):
+        return None, "ek_episode was overwritten: its payload is not what record() wrote"
+    data = EpisodeRecorder.payload(rec)  # the class's own method, whatever the test assigned
+    if data is None:
+        return None, None
+    try:
+        plain = json.loads(json.dumps(data, allow_nan=False))  # plain JSON, or refused
+        _check_payload(plain)
+    except (TypeError, ValueError, RecursionError) as e:
+        why = str(e) if len(str(e)) <= 200 else str(e)[:197] + "..."
+        return None, f"ek_episode holds a recorded trial that is not what record() wrote ({why})"
+    return plain, None

@@ -23,7 +23,7 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from .verdict import TestVerdict, TrialResult
 
-__all__ = ["EkController", "check_baseline"]
+__all__ = ["EkController", "check_baseline", "check_store"]
 
 _WORDS = {
     "passed": ("trial passed", {"green": True}),
@@ -58,6 +58,29 @@ def check_baseline(path: str) -> None:
         load_run(path)
     except (OSError, ValueError, TypeError, ImportError) as e:
         raise pytest.UsageError(f"--ek-baseline {path}: {e}") from None
+
+
+def check_store(path: str) -> None:
+    """Check ``--ek-store`` now, so a path no store can be written to is a usage error before
+    any test runs: a regular file or none yet, in a folder that is (or can be made) writable.
+
+    Raises:
+        pytest.UsageError: a directory, a FIFO or a device; a folder under a file; a folder
+            that cannot be written.
+    """
+    from ek.jsonio import writable_file
+
+    try:
+        p = os.path.abspath(writable_file("--ek-store", path))
+    except (TypeError, ValueError) as e:
+        raise pytest.UsageError(str(e)) from None
+    folder = os.path.dirname(p)
+    while not os.path.lexists(folder):  # the folders still to be made: the first that exists
+        folder = os.path.dirname(folder)
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
+        raise pytest.UsageError(
+            f"--ek-store {path}: cannot write a store there ({folder} is not a writable folder)"
+        )
 
 
 @dataclass
@@ -140,14 +163,12 @@ class EkController:
     def _finish(self, st: _TestState) -> pytest.TestReport | None:
         if st.done or not st.payloads:
             return None
-        from .verdict import judge, trial_from_payload, with_cost
+        from .verdict import judge, with_cost
 
         st.done = True
         first = st.payloads[min(st.payloads)]
         spec = TrialSpec.from_dict(first["spec"])
-        trials = [
-            trial_from_payload(st.test_id, st.payloads[i], self.run) for i in sorted(st.payloads)
-        ]
+        trials = [_trial(st.test_id, st.payloads[i], self.run) for i in sorted(st.payloads)]
         trials = with_cost(trials, st.test_id, self.run)
         verdict = judge(st.test_id, spec, trials)
         self.judged[st.test_id] = _Judged(verdict, tuple(trials), st.order)
@@ -173,18 +194,34 @@ class EkController:
         return sorted(self.judged.values(), key=lambda j: (j.order, j.verdict.test_id))
 
     def _persist(self) -> int:
-        """Write the store, run the gate, save the baseline; the exit code they call for."""
+        """Write the store, run the gate, save the baseline; the exit code they call for.
+
+        A store that cannot be written (held by another writer, not this plugin's to replace,
+        an unwritable folder) is one line among the notes and exit code 4; the gate and the
+        baseline then read the session's trials from a temporary store."""
         o = self.options
         tmp = tempfile.mkdtemp(prefix="ek-pytest-")
         try:
-            path = o.store or os.path.join(tmp, "trials.jsonl")
-            write_store(path, self.run, self._ordered())
+            path, code = os.path.join(tmp, "trials.jsonl"), 0
             if o.store:
-                self.notes.append(f"trials written to {o.store} (ek-agents report {o.store})")
-            code = self._gate(path) if o.baseline else 0
-            return self._save(path) or code
+                code = self._write_store(o.store)
+                path = o.store if code == 0 else path
+            if path != o.store and (o.baseline or o.save_baseline):
+                write_store(path, self.run, self._ordered())
+            gate = self._gate(path) if o.baseline else 0
+            return code or self._save(path) or gate
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def _write_store(self, path: str) -> int:
+        """Write ``--ek-store``; 0, or the usage-error exit code with a note saying why not."""
+        try:
+            write_store(path, self.run, self._ordered())
+        except (OSError, ValueError, TypeError) as e:  # a StoreError is a ValueError
+            self.notes.append(f"trials NOT written to {path}: {e}")
+            return int(pytest.ExitCode.USAGE_ERROR)
+        self.notes.append(f"trials written to {path} (ek-agents report {path})")
+        return 0
 
     def _gate(self, store: str) -> int:
         from ek.agents.cli import EXIT_OK, EXIT_REGRESSION, main
@@ -239,6 +276,19 @@ class EkController:
             tr.write_line(f"ek: {note}")
 
 
+def _trial(test_id: str, data: dict[str, Any], run: RunProvenance) -> TrialResult:
+    """The trial a report carried; a report the controller cannot read is a failed trial
+    saying why (never an error in pytest's hooks)."""
+    from .verdict import TrialResult, trial_from_payload
+
+    try:
+        return trial_from_payload(test_id, data, run)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        why = f"ek: this trial's report is unreadable ({type(e).__name__}: {str(e)[:200]})"
+        index = data.get("index")
+        return TrialResult(index if type(index) is int else 0, "failed", why, why)
+
+
 # ---------------------------------------------------------------------- the outcome report
 
 
@@ -280,16 +330,22 @@ def _outcome_report(
 
 
 def write_store(path: str, run: RunProvenance, judged: Sequence[_Judged]) -> None:
-    """Write the session's trials as a run store (atomically: a temporary file, then a rename).
+    """Write the session's trials as a run store (:func:`ek.agents.store.replace_store`: a
+    temporary file renamed over ``path`` under the store's lock; a store another writer holds,
+    or one that ``run_suite`` wrote, is refused and left as it is).
 
     One record a trial that ran (a skipped trial is left out): ``task_id`` is the test's node id,
     ``success`` its verdict, ``episode`` the recorded episode (or a bare one), ``scores`` the
     recorded metrics and Cost-of-Pass.
+
+    Raises:
+        ek.agents.store.StoreError: the store is held by another writer, or is not this
+            plugin's to replace.
+        OSError: the folder cannot be written.
     """
     from ek import __version__
-    from ek.agents.episode import Episode
     from ek.agents.spec import TaskSpec
-    from ek.agents.store import TrialStore
+    from ek.agents.store import replace_store
     from ek.agents.suite import suite_fingerprint
 
     ran = [j for j in judged if j.verdict.n]
@@ -309,43 +365,35 @@ def write_store(path: str, run: RunProvenance, judged: Sequence[_Judged]) -> Non
         "pricing": common,
         "source": "ek pytest plugin",
     }
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".ek-store-", suffix=".jsonl", dir=folder)
-    os.close(fd)
-    os.remove(tmp)
-    try:
-        # one fsync at close: the file is renamed into place only once complete
-        with TrialStore.open(
-            tmp, header, fsync_every=1 << 30, fsync_interval=1e9, background_fsync=False
-        ) as st:
-            for j in ran:
-                for t in j.trials:
-                    if t.outcome == "skipped":
-                        continue
-                    ep = t.episode or Episode(j.verdict.test_id, trial=t.index, success=t.passed)
-                    if ep.duration is None:
-                        ep = ep.replace(duration=t.duration)
-                    d = ep.to_dict()
-                    d.pop("run", None)
-                    st.append(
-                        {
-                            "task_id": j.verdict.test_id,
-                            "trial": t.index,
-                            "success": t.passed,
-                            "agent_error": False,
-                            "episode": d,
-                            "scores": {
-                                n: {"value": s.value, "detail": dict(s.detail)}
-                                for n, s in t.scores.items()
-                            },
-                            "failure": t.failure,
-                        }
-                    )
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    # under the store's lock: a store another writer holds, or one run_suite wrote, is refused
+    replace_store(path, header, _records(ran))
+
+
+def _records(ran: Sequence[_Judged]) -> Iterator[dict[str, Any]]:
+    """One store record a trial that ran (a skipped trial is left out)."""
+    from ek.agents.episode import Episode
+
+    for j in ran:
+        for t in j.trials:
+            if t.outcome == "skipped":
+                continue
+            ep = t.episode or Episode(j.verdict.test_id, trial=t.index, success=t.passed)
+            if ep.duration is None:
+                ep = ep.replace(duration=t.duration)
+            d = ep.to_dict()
+            d.pop("run", None)
+            yield {
+                "task_id": j.verdict.test_id,
+                "trial": t.index,
+                "success": t.passed,
+                "agent_error": False,
+                "episode": d,
+                "scores": {
+                    n: {"value": s.value, "detail": dict(s.detail)} for n, s in t.scores.items()
+                },
+                "failure": t.failure,
+            }
 
 
 # ---------------------------------------------------------------------- the session table
