@@ -20,7 +20,23 @@ Time is CPU time (``process_time``); peak memory is measured in a second pass wi
 ``tracemalloc`` (Python allocations; it slows the run, so it is not used for the timings), at
 10 MB and at ~100 MB to show that streaming keeps it flat.
 
-Run: ``.venv/bin/python bench/traces.py [MB]`` (default 100).
+**Scale in one trace** (issue 29): the spans of one trace holding 2,000 / 4,000 / 8,000 agent
+runs (each an ``invoke_agent`` span over one ``execute_tool`` span, under a ``step`` span), in
+three shapes, grouped into Episodes (``episodes_from_spans`` on the spans in memory, with a task
+attribute on the root):
+
+* ``flat``: every run's step under one root (8,000 episodes);
+* ``chain``: each run's step under the previous run's step (a trace 3 x runs deep; 8,000
+  episodes): the shape whose run look-ups walked every ancestor (4,000 runs took 25 s, 8,000
+  took 104 s, before the reader's tree resolved attributes in one pass down the tree);
+* ``nested``: each agent under the previous agent's tool call (one episode whose sub-agents are
+  8,000 deep), read with ``scope="all"``.
+
+A chain should read in about the time of a flat trace of as many runs, and twice the runs in
+about twice the time.
+
+Run: ``.venv/bin/python bench/traces.py [MB]`` (default 100); ``bench/traces.py scale`` for the
+scale rows alone.
 """
 
 from __future__ import annotations
@@ -34,7 +50,7 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from ek.agents.traces import episodes_from_spans, read_spans
+from ek.agents.traces import Span, episodes_from_spans, read_spans
 
 
 def _kv(key: str, value: Any) -> dict[str, Any]:
@@ -206,7 +222,71 @@ def peak_mb(fn: Callable[[str], int], path: str) -> float:
     return peak / 1e6
 
 
+def one_trace(shape: str, runs: int) -> list[Span]:
+    """One trace of ``runs`` agent runs in a shape of the module docstring."""
+    trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    root = Span(trace, "f000000000", None, "root", 0, 10**12, {"ek.task_id": "t"})
+    spans, parent, end = [root], root.span_id, 10**12
+    for i in range(runs):
+        step, run, call = (f"{3 * i + j + 1:x}" for j in range(3))
+        start, end = 10 * i, end - 1
+        spans.append(Span(trace, step, parent, "step", start, end))
+        tool_end = end - 1 if shape == "nested" else start + 3
+        spans.append(
+            Span(
+                trace,
+                run,
+                step,
+                "invoke_agent",
+                start + 1,
+                end - 1 if shape == "nested" else start + 5,
+                {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": f"a{i}"},
+            )
+        )
+        spans.append(
+            Span(
+                trace,
+                call,
+                run,
+                "execute_tool f",
+                start + 2,
+                tool_end,
+                {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": "f",
+                    "gen_ai.tool.call.arguments": json.dumps({"i": i}),
+                },
+            )
+        )
+        parent = {"flat": root.span_id, "chain": step, "nested": call}[shape]
+    return spans
+
+
+def scale_rows() -> None:
+    """Episodes from one trace of 2,000 / 4,000 / 8,000 runs, flat, chain and nested."""
+    print(f"{'shape':<7} {'runs':>6} {'spans':>7} {'episodes':>8} {'CPU s':>7} {'us/run':>7}")
+    per_run: dict[tuple[str, int], float] = {}
+    for runs in (2000, 4000, 8000):
+        for shape in ("flat", "chain", "nested"):
+            spans = one_trace(shape, runs)
+            scope = "all" if shape == "nested" else "top"
+            t = time.process_time()
+            eps = episodes_from_spans(spans, task_attribute="ek.task_id", scope=scope)
+            secs = time.process_time() - t
+            per_run[(shape, runs)] = secs / runs
+            print(
+                f"{shape:<7} {runs:>6} {len(spans):>7} {len(eps):>8} {secs:>7.2f} "
+                f"{1e6 * secs / runs:>7.0f}"
+            )
+    for runs in (2000, 4000, 8000):
+        ratio = per_run[("chain", runs)] / per_run[("flat", runs)]
+        print(f"chain / flat at {runs} runs: {ratio:.2f}")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["scale"]:
+        scale_rows()
+        return
     big = float(sys.argv[1]) if len(sys.argv) > 1 else 100.0
     with tempfile.TemporaryDirectory() as d:
         rows = []
@@ -226,6 +306,8 @@ def main() -> None:
         )
         for size_s, label, n, secs, peak in rows:
             print(f"{size_s:>7}  {label:<36} {n:>8} {secs:>7.2f} {n / secs:>10,.0f} {peak:>8.1f}")
+    print()
+    scale_rows()
 
 
 if __name__ == "__main__":

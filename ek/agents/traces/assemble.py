@@ -41,6 +41,7 @@ from .tree import TraceTree
 
 __all__ = [
     "NOT_RECORDED",
+    "RunCalls",
     "answer_calls",
     "calls_missing",
     "not_recorded",
@@ -48,7 +49,6 @@ __all__ = [
     "run_costs",
     "run_input",
     "run_output",
-    "started_by",
     "steps",
     "structure_missing",
     "sub_agent_results",
@@ -95,7 +95,48 @@ def _step(rec: CallRecord) -> Step:
     return Step(step.tool, step.args, observation=thaw(rec.result), error=error, id=rec.call_id)
 
 
-def run_calls(run: Run) -> list[tuple[Call, Agent | None]]:
+class RunCalls:
+    """Every call of a run, in the order they happened, with the agent that made each; indexed
+    by the span that executed it and by agent (so that each question is answered without a
+    scan of every call)."""
+
+    def __init__(self, items: list[tuple[Call, Agent | None]]) -> None:
+        self.items = items
+        self._by_span = {c.span.span_id: i for i, (c, _) in enumerate(items) if not c.requested}
+        self._by_agent: dict[Agent | None, list[int]] = {}
+        for i, (_, agent) in enumerate(items):
+            self._by_agent.setdefault(agent, []).append(i)
+
+    def of(self, agent: Agent | None) -> list[int]:
+        """The indices of ``agent``'s calls, in order."""
+        return self._by_agent.get(agent, [])
+
+    def started_by(self, agent: Agent) -> int | None:
+        """The index of the call that started a sub-agent: the call of the tool or handoff span
+        that started it; else (no span recorded it: smolagents' managed agents, a handoff known
+        by order) the parent's last call before it, preferring one that names it (and, for a
+        sub-agent, one only asked for)."""
+        if agent.parent is None:
+            return None
+        if agent.started_by is not None:
+            return self._by_span.get(agent.started_by.span_id)
+        before = [
+            i
+            for i in self.of(agent.parent)
+            if self.items[i][0].order[0] <= agent.span.start_ns
+            and (self.items[i][0].requested or agent.kind == "handoff")
+        ]
+        named = [i for i in before if self.items[i][0].record.name == agent.name]
+        pick = named or before
+        return pick[-1] if pick else None
+
+    def set_result(self, i: int, result: Any) -> None:
+        """Give call ``i`` a result."""
+        call, agent = self.items[i]
+        self.items[i] = (replace(call, record=replace(call.record, result=result)), agent)
+
+
+def run_calls(run: Run) -> RunCalls:
     """Every call of the run with the agent that made it, in the order they happened."""
     asked: dict[Agent | None, list[tuple[Span, CallRecord]]] = {}
     seen: dict[str, Any] = {}
@@ -111,52 +152,27 @@ def run_calls(run: Run) -> list[tuple[Call, Agent | None]]:
     for agent in {**dict.fromkeys(asked), **dict.fromkeys(done)}:
         out += [(c, agent) for c in merge(asked.get(agent, []), done.get(agent, []), seen)]
     out.sort(key=lambda x: x[0].order)
-    return out
+    return RunCalls(out)
 
 
-def started_by(calls: list[tuple[Call, Agent | None]], agent: Agent) -> Call | None:
-    """The call that started a sub-agent: the call of the tool or handoff span that started it;
-    else (no span recorded it: smolagents' managed agents, a handoff known by order) the
-    parent's last call before it, preferring one that names it (and, for a sub-agent, one only
-    asked for)."""
-    if agent.parent is None:
-        return None
-    if agent.started_by is not None:
-        return next((c for c, _ in calls if c.span is agent.started_by), None)
-    before = [
-        c
-        for c, a in calls
-        if a is agent.parent
-        and c.order[0] <= agent.span.start_ns
-        and (c.requested or agent.kind == "handoff")
-    ]
-    named = [c for c in before if c.record.name == agent.name]
-    pick = named or before
-    return pick[-1] if pick else None
-
-
-def sub_agent_results(
-    tree: TraceTree, run: Run, calls: list[tuple[Call, Agent | None]]
-) -> list[tuple[Call, Agent | None]]:
+def sub_agent_results(tree: TraceTree, run: Run, calls: RunCalls) -> None:
     """Calls that started a sub-agent with no span of their own (smolagents' managed agents)
     take as result what the step holding the sub-agent returned (a chain span's output), else
     the sub-agent's answer."""
-    out = list(calls)
     for agent in run.agents:
         if agent.kind != "sub_agent" or agent.started_by is not None:
             continue
-        call = started_by(out, agent)
-        if call is None or call.record.result is not None or call.record.error is not None:
+        i = calls.started_by(agent)
+        if i is None:
+            continue
+        rec = calls.items[i][0].record
+        if rec.result is not None or rec.error is not None:
             continue
         holder = tree.parent[agent.span.span_id]
         result = None
         if holder is not None and tree.roles[holder.span_id] == "chain":
             result = conv.agent_output(holder)
-        if result is None:
-            result = conv.agent_output(agent.span)
-        i = next(i for i, (c, _) in enumerate(out) if c is call)
-        out[i] = (replace(call, record=replace(call.record, result=result)), out[i][1])
-    return out
+        calls.set_result(i, conv.agent_output(agent.span) if result is None else result)
 
 
 def _is_answer(step: Step, answer: Any) -> bool:
@@ -166,35 +182,37 @@ def _is_answer(step: Step, answer: Any) -> bool:
     return args == answer or (len(args) == 1 and next(iter(args.values())) == answer)
 
 
-def answer_calls(run: Run, calls: list[tuple[Call, Agent | None]]) -> frozenset[int]:
-    """The indices (in ``calls``) of the calls an agent returned its answer with: a call made
-    when nothing more was asked of its model (in or after its last model call) whose arguments
-    are its final answer (equal to it, or one argument equal to it): smolagents' ``final_answer``
-    tool, pydantic-ai's output tool ``final_result``. They are the output, not calls."""
+def answer_calls(run: Run, calls: RunCalls) -> frozenset[int]:
+    """The indices of the calls an agent returned its answer with: a call made when nothing
+    more was asked of its model (in or after its last model call) whose arguments are its final
+    answer (equal to it, or one argument equal to it): smolagents' ``final_answer`` tool,
+    pydantic-ai's output tool ``final_result``. They are the output, not calls."""
+    last: dict[Agent, Span] = {}
+    for s in run.llms:
+        a = run.agent_of(s)
+        if a is not None and (a not in last or s.end_ns >= last[a].end_ns):
+            last[a] = s
     out: set[int] = set()
-    for agent in run.agents:
-        llms = [s for s in run.llms if run.agent_of(s) is agent]
-        if not llms:
-            continue
-        last = max(llms, key=lambda s: s.end_ns)
+    for agent, llm in last.items():
         answer = thaw(conv.agent_output(agent.span))
         if answer is None and agent is run.agent:
             answer = run_output(run)
-        for i, (call, owner) in enumerate(calls):
-            after = call.span is last if call.requested else call.span.start_ns >= last.end_ns
-            if owner is agent and after and _is_answer(_step(call.record), answer):
+        for i in calls.of(agent):
+            call = calls.items[i][0]
+            after = call.span is llm if call.requested else call.span.start_ns >= llm.end_ns
+            if after and _is_answer(_step(call.record), answer):
                 out.add(i)
     return frozenset(out)
 
 
 def steps(
-    calls: list[tuple[Call, Agent | None]], scope: str, leave_out: frozenset[int] = frozenset()
+    calls: RunCalls, scope: str, leave_out: frozenset[int] = frozenset()
 ) -> tuple[list[Step], list[dict[str, Any]]]:
     """The Steps in scope and, for each, where it came from (``metadata["trace"]["steps"]``);
     ``leave_out``: indices of calls that are not steps (:func:`answer_calls`)."""
     out: list[Step] = []
     info: list[dict[str, Any]] = []
-    for i, (call, agent) in enumerate(calls):
+    for i, (call, agent) in enumerate(calls.items):
         if i in leave_out or (scope == "top" and agent is not None and agent.parent is not None):
             continue
         out.append(_step(call.record))
@@ -287,10 +305,10 @@ def structure_missing(tree: TraceTree, run: Run) -> dict[str, str]:
     return not_recorded(keys)
 
 
-def calls_missing(calls: Iterable[tuple[Call, Agent | None]]) -> dict[str, str]:
+def calls_missing(calls: RunCalls) -> dict[str, str]:
     """What the calls do not record (ids; a redacted error's text)."""
     keys = []
-    recs = [c.record for c, _ in calls]
+    recs = [c.record for c, _ in calls.items]
     if any(r.call_id is None for r in recs):
         keys.append("call_ids")
     if any(r.error is not None and any(w in r.error.lower() for w in _REDACTED) for r in recs):
@@ -300,13 +318,18 @@ def calls_missing(calls: Iterable[tuple[Call, Agent | None]]) -> dict[str, str]:
 
 def _ending_agent(run: Run) -> Agent | None:
     """The agent that ended the run: the last handoff target from the run's agent on."""
+    handed: dict[Agent, Agent] = {}
+    for a in run.agents:
+        if a.kind == "handoff" and a.parent is not None:
+            prev = handed.get(a.parent)
+            if prev is None or a.span.start_ns >= prev.span.start_ns:
+                handed[a.parent] = a
     last = run.agent
-    while last is not None:
-        nxt = [a for a in run.agents if a.parent is last and a.kind == "handoff"]
-        if not nxt:
-            return last
-        last = max(nxt, key=lambda a: a.span.start_ns)
-    return None
+    seen: set[int] = set()
+    while last is not None and last in handed and id(last) not in seen:
+        seen.add(id(last))
+        last = handed[last]
+    return last
 
 
 def run_output(run: Run) -> Any:

@@ -67,6 +67,7 @@ from ek.agents.episode import Episode, RunProvenance, Trajectory
 
 from . import convention as conv
 from .assemble import (
+    RunCalls,
     answer_calls,
     calls_missing,
     not_recorded,
@@ -74,7 +75,6 @@ from .assemble import (
     run_costs,
     run_input,
     run_output,
-    started_by,
     steps,
     structure_missing,
     sub_agent_results,
@@ -216,10 +216,11 @@ def _check_options(**kw: Any) -> _Options:
     return _Options(**kw)
 
 
-def _agents_meta(run: Run, calls: list[Any]) -> list[dict[str, Any]]:
+def _agents_meta(run: Run, calls: RunCalls) -> list[dict[str, Any]]:
     out = []
     for a in run.agents:
-        call = started_by(calls, a)
+        i = calls.started_by(a)
+        call = None if i is None else calls.items[i][0]
         out.append(
             {
                 "span_id": a.span.span_id,
@@ -241,7 +242,8 @@ def _agents_meta(run: Run, calls: list[Any]) -> list[dict[str, Any]]:
 
 def _metadata(tr: TraceTree, run: Run, scope: str) -> tuple[dict[str, Any], Any, Any]:
     """(metadata["trace"], steps, costs) of one run."""
-    calls = sub_agent_results(tr, run, run_calls(run))
+    calls = run_calls(run)
+    sub_agent_results(tr, run, calls)
     answers = answer_calls(run, calls)
     step_list, info = steps(calls, scope, answers)
     costs, usage_meta, usage_missing = run_costs(run)
@@ -262,7 +264,7 @@ def _metadata(tr: TraceTree, run: Run, scope: str) -> tuple[dict[str, Any], Any,
     }
     if answers:
         meta["answer_calls"] = [
-            {"name": calls[i][0].record.name, "span_id": calls[i][0].span.span_id}
+            {"name": calls.items[i][0].record.name, "span_id": calls.items[i][0].span.span_id}
             for i in sorted(answers)
         ]
     if tr.repaired:

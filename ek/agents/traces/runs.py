@@ -211,9 +211,7 @@ def _handoff_spans(run: Run) -> list[tuple[Span, Agent, str | None]]:
     return out
 
 
-def _link(
-    peer: Agent, pending: list[tuple[Span, Agent, str | None]], last: Agent | None
-) -> None:
+def _link(peer: Agent, pending: list[tuple[Span, Agent, str | None]], last: Agent | None) -> None:
     """Make ``peer`` a handoff from the latest pending handoff span that names it (or no
     agent), else from ``last`` (the peer that ended last before it started), if any."""
     for i in range(len(pending) - 1, -1, -1):

@@ -156,17 +156,20 @@ def summary_from_traces(
     s = summary_from_episodes(episodes, source=p, prices=prices)
     return replace(
         s,
-        unscored=_unscored(s.unscored, reading.problems),
+        unscored=_unscored(s.unscored, len(episodes), reading.problems),
         notes=(*s.notes, *reading_notes(episodes, reading.problems)),
     )
 
 
-def _unscored(unscored: Unscored | None, problems: tuple[TraceProblem, ...]) -> Unscored | None:
+def _unscored(
+    unscored: Unscored | None, n_read: int, problems: tuple[TraceProblem, ...]
+) -> Unscored | None:
+    """The summary's unscored samples, the runs that could not be read added."""
     if not problems:
         return unscored
     why = f"{len(problems)} run(s) could not be read ({problems[0]})"
     if unscored is None:
-        return Unscored(len(problems), len(problems), why)
+        return Unscored(len(problems), n_read + len(problems), why)
     return Unscored(
         unscored.n + len(problems), unscored.of + len(problems), f"{unscored.reason}; {why}"
     )

@@ -186,7 +186,9 @@ class TraceTree:
         accept: Callable[[Span, Span], bool],
     ) -> dict[str, str]:
         """``query span_id -> the innermost candidate whose time contains it`` (not one of its
-        own spans, and ``accept(candidate, query)``): one sweep in start order."""
+        own spans, and ``accept(candidate, query)``): one sweep in start order. The search for
+        one query stops at a candidate that is its ancestor and is refused: the candidates
+        opened before it lie outside the query's parent too."""
         if not queries:
             return {}
         asked = {q.span_id for q in queries}
@@ -198,13 +200,23 @@ class TraceTree:
             while open_ and open_[-1].end_ns < s.start_ns:
                 open_.pop()
             if s.span_id in asked:
-                for c in reversed(open_):
-                    if c.end_ns >= s.end_ns and not self.within(c, s) and accept(c, s):
-                        found[s.span_id] = c.span_id
-                        break
+                c = self._innermost(open_, s, accept)
+                if c is not None:
+                    found[s.span_id] = c.span_id
             if candidate(s):
                 open_.append(s)
         return found
+
+    def _innermost(
+        self, open_: list[Span], s: Span, accept: Callable[[Span, Span], bool]
+    ) -> Span | None:
+        """The last of the open candidates that contains ``s`` and is accepted, if any."""
+        for c in reversed(open_):
+            if c.end_ns >= s.end_ns and not self.within(c, s) and accept(c, s):
+                return c
+            if self.within(s, c):  # an ancestor refused: the rest started before it
+                return None
+        return None
 
     # ----------------------------------------------------------------- queries
 
