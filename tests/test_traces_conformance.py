@@ -7,7 +7,7 @@ OpenTelemetry's OTLP JSON file exporter, around one scripted world; each ``<stac
 says what happened, from the script (schema in tests/data/traces/README.md). The frameworks are
 not installed here: the test reads the committed files.
 
-For every run of every stack: the calls (names, arguments, results, errors, call ids) of the
+For every run of every stack: the input, the calls (names, arguments, results, errors, call ids) of the
 run's agent (``scope="top"``) and of each sub-agent (``scope="all"``, by the agent each step's
 metadata names), the output, the agent's name, the sub-agent structure (name, kind, the call
 that started it), tokens by kind and model, task / trial grouping and the verdict; what the
@@ -115,7 +115,7 @@ def test_every_run_reads_as_the_truth(path: Path) -> None:
     for key, run in runs.items():
         ep, meta = top[key], top[key].metadata["trace"]
         where = f"{truth['stack']} {key} {run['scenario']}"
-        assert ep.success is run["success"], where
+        assert ep.success is run["success"] and ep.input == run["input"], where
         assert ep.run.agent == run["agent"] and meta["agent"] == run["agent"], where
         _check_calls(truth, list(ep.trajectory), run["calls"], where)
         if "output" in truth["not_recorded"]:

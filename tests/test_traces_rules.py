@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ek.agents.cli import main
 from ek.agents.toolcalls import MALFORMED_TOOL
@@ -439,3 +441,98 @@ def test_chain_and_flat_traces_of_many_runs(shape: str) -> None:
     eps = episodes_from_spans(spans, task_attribute="ek.task_id")
     assert len(eps) == n and [e.trial for e in eps[:3]] == [0, 1, 2]
     assert all(e.trajectory.tools == ("f",) for e in eps)
+
+
+# ----------------------------------------------------------------------------- untrusted shapes
+
+_SHAPE_KEYS = [
+    "gen_ai.operation.name",
+    "traceloop.span.kind",
+    "gen_ai.agent.name",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "gen_ai.tool.call.id",
+    "gen_ai.handoff.to_agent",
+    "gen_ai.task.output",
+    "traceloop.entity.output",
+    "gen_ai.output.messages",
+    "gen_ai.input.messages",
+    "gen_ai.usage.input_tokens",
+    "gen_ai.usage.cache_read_input_tokens",
+    "llm.usage.reasoning_tokens",
+    "openinference.span.kind",
+    "agent.name",
+    "tool.name",
+    "tool.parameters",
+    "input.value",
+    "output.value",
+    "llm.input_messages.0.message.role",
+    "llm.input_messages.0.message.tool_call_id",
+    "llm.input_messages.0.message.content",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.id",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+    "ek.task_id",
+    "ek.trial",
+]
+_SHAPE_VALUES = st.one_of(
+    st.sampled_from(
+        [
+            "invoke_agent", "chat", "execute_tool", "handoff", "workflow", "agent", "tool",
+            "AGENT", "LLM", "TOOL", "CHAIN", "tool", "c1", "f", 0, 1, 7,
+            '{"args": ["A1"], "kwargs": {}, "sanitize_inputs_outputs": true}',
+            '{"args": [], "kwargs": 3}',
+            '{"input_str": "{\'a\': (1, {2})}", "tags": []}',
+            '{"input_str": "{\'a\': 1, **x}", "inputs": 5}',
+            '{"goto": "b", "update": {"messages": [1, {"lc": 1, "kwargs": 2}]}}',
+            '{"goto": ["b"], "graph": "__parent__"}',
+            '{"messages": [{"type": "ai", "data": 3}, {"role": "assistant", "content": [1]}]}',
+            '{"outputs": {"output": {"outputs": {}, "kwargs": 1}, "kwargs": 2}, "kwargs": 3}',
+            '[{"role": "tool", "parts": [{"type": "tool_call_response", "id": 1}]}]',
+            '[{"role": "assistant", "parts": [{"type": "tool_call", "name": "f", "id": "c1"}]}]',
+            '{"x": {"type": "string"}}',
+            '{"INVALID_JSON": 3}',
+            "tool",
+            "user",
+        ]
+    ),
+    st.text(max_size=6),
+    st.integers(-3, 2**54),
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 7),
+            st.one_of(st.none(), st.integers(1, 7)),
+            st.tuples(st.integers(0, 20), st.integers(0, 20)),
+            st.sampled_from(["s", "handoff to b", "x.run"]),
+            st.dictionaries(st.sampled_from(_SHAPE_KEYS), _SHAPE_VALUES, max_size=7),
+        ),
+        max_size=9,
+    )
+)
+def test_untrusted_framework_shapes_never_crash(items: list[Any]) -> None:
+    # parents, times (overlapping, late, inverted) and attributes at random: the reader reads
+    # what it can and reports the rest, never another kind of error
+    spans = []
+    for sid, parent, (start, length), name, attrs in items:
+        spans.append(
+            Span(
+                T,
+                f"{sid:02x}",
+                None if parent is None else f"{parent:02x}",
+                name,
+                start,
+                start + length,
+                attrs,
+            )
+        )
+    for scope in ("top", "all"):
+        reading = read_traces(
+            spans, scope=scope, task_attribute="ek.task_id", trial_attribute="ek.trial"
+        )
+        for ep in reading.episodes:
+            json.dumps(ep.to_dict(), default=repr)  # the episode is whole

@@ -15,6 +15,8 @@ a LangChain message (``{"lc": 1, "type":        its ``content`` (an AI message's
 (``{"type": "ai", "content": ...}``)
 a LangGraph ``Command`` (``{"goto": "billing",  a handoff to ``goto``; its result is the tool
 "graph": ..., "update": {"messages": [...]}}``)  message in ``update`` (:func:`handoff_command`)
+an agent call's keyword arguments as input      the request (``task``, ``input``, ``prompt``,
+(smolagents: ``{"task": ..., "stream": ...}``)  ``query``, ``question``; :func:`first_request`)
 a chat message ``{"role": "assistant",          its text
 "content": ...}`` / GenAI ``{"role":
 "assistant", "parts": [...]}``
@@ -124,10 +126,24 @@ def final_answer(value: Any) -> Any:
     return value
 
 
+#: The argument that holds the request when an agent's input is its call's keyword arguments
+#: (smolagents' ``run(task=...)``), in the order they are looked for.
+_REQUEST_KEYS = ("task", "input", "prompt", "query", "question")
+
+
 def first_request(value: Any) -> Any:
     """The first user message a recorded input holds (graph state ``{"messages": [...]}`` or a
-    list of messages), else the input as recorded."""
+    list of messages), the request among an agent call's keyword arguments (``task``,
+    ``input``, ``prompt``, ``query`` or ``question`` as text), else the input as recorded.
+
+    Example:
+        >>> first_request('{"task": "Refund A1", "stream": false, "reset": true}')
+        'Refund A1'
+    """
     value = _unwrapped(value)
+    if isinstance(value, Mapping) and "messages" not in value:
+        asked = next((value[k] for k in _REQUEST_KEYS if isinstance(value.get(k), str)), None)
+        return value if asked is None else asked
     messages = value.get("messages") if isinstance(value, Mapping) else value
     if isinstance(messages, (list, tuple)):
         for msg in messages:
