@@ -10,11 +10,14 @@
   own usage is read only when no model-call span reports any.
 * **Output**: the final answer (:func:`~ek.agents.traces.content.final_answer`) the root span
   records, else the one the agent that ended the run records (the last handoff target, else the
-  run's agent), else that agent's last model text.
-* **What was not recorded** (``metadata["trace"]["not_recorded"]``, ``{what: why}``): call ids,
-  cached or reasoning token counts, token usage, the model, the output, a tool error's text, when
-  the spans hold none. ``"cached_tokens"`` means dollars are an upper bound: every input token is
-  priced as uncached.
+  run's agent), else that agent's last model text. A call an agent returned its answer with (its
+  arguments are the answer, made when nothing more was asked of its model: smolagents'
+  ``final_answer``, pydantic-ai's ``final_result``) is the output, not a call.
+* **What was not recorded** (``metadata["trace"]["not_recorded"]``, ``{key: "<what> not
+  recorded: <what it means>"}``, keys of :data:`NOT_RECORDED`): call ids, cached or reasoning
+  token counts, token usage, the model, the output, a tool error's text, the sub-agent
+  structure, a handoff's target, when the spans hold none. ``"cached_tokens"`` means dollars
+  are an upper bound: every input token is priced as uncached.
 
 Example:
     >>> not_recorded(["cached_tokens"])

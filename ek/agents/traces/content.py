@@ -67,7 +67,14 @@ def _kind(msg: Mapping[str, Any]) -> str | None:
 
 def message_content(msg: Any) -> Any:
     """The content of one message object (LangChain serialised or plain, chat or GenAI parts),
-    or ``None`` when ``msg`` is not a message."""
+    or ``None`` when ``msg`` is not a message.
+
+    Example:
+        >>> message_content({"type": "ai", "data": {"content": "hi"}})
+        'hi'
+        >>> message_content({"role": "assistant", "parts": [{"type": "text", "content": "ok"}]})
+        'ok'
+    """
     if not isinstance(msg, Mapping):
         return None
     if msg.get("lc") is not None and isinstance(msg.get("kwargs"), Mapping):
