@@ -41,9 +41,15 @@ Durability, precisely:
   one is corruption, not a crash, and is refused.
 * Opening an existing store with a different provenance, suite fingerprint, ``k`` or checker
   (``check``, when the header records one) is refused: mixing trials of two experiments would
-  silently corrupt both. So is a metric whose configuration (``metrics``: name -> class,
-  settings and fingerprint, see :mod:`ek.agents.fingerprint`) differs from the one the header
-  records under the same name.
+  silently corrupt both. So is a checker whose configuration (``checker``: its description and
+  fingerprint, see :mod:`ek.agents.fingerprint`: a hidden-test checker's tests, a
+  ``functools.partial``'s keywords, the values a lambda closes over) differs from the one the
+  header records, and a metric whose configuration (``metrics``: name -> class, settings and
+  fingerprint) differs from the one the header records under the same name. A checker that
+  cannot be described in full (its ``undescribed`` parts), or a store that records its checker
+  by name only, is resumed only on an explicit opt-in (``resume_undescribed_checker``). The
+  header also records the agent (``agent``); :func:`~ek.agents.suite.run_suite` warns when a
+  resume runs another one.
 * One writer at a time: :meth:`TrialStore.open` takes an exclusive, non-blocking ``flock`` on the
   file (released on close, and by the kernel when the process dies, so a SIGKILL leaves no stale
   lock) and refuses a second writer with :class:`StoreLockedError`. Where ``fcntl`` does not
@@ -81,6 +87,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from ek._validate import is_number, positive_int, positive_number
+from ek.agents.fingerprint import config_diff
 from ek.jsonio import (
     dumps,
     from_json_safe,
@@ -646,36 +653,82 @@ def replace_store(
 
 
 def _by_name_diffs(old: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
-    """``"metrics['x']: store has ..., run has ..."`` for each entry both headers record
-    differently (an entry only one header has is not a mismatch)."""
+    """``"metrics['x']: settings.tol: 0.5 -> 0.2"`` for each entry both headers record with
+    another fingerprint (an entry only one header has is not a mismatch)."""
     out = []
     for key in _COMPARED_BY_NAME:
         a, b = to_json_safe(old.get(key)), want.get(key)
         if not isinstance(a, Mapping) or not isinstance(b, Mapping):
             continue
         for name in sorted(set(a) & set(b)):
-            if a[name] != b[name]:
-                out.append(f"{key}[{name!r}]: store has {a[name]!r:.300}, run has {b[name]!r:.300}")
+            if _identity(a[name]) != _identity(b[name]):
+                out.append(f"{key}[{name!r}]: {_changes(a[name], b[name])}")
     return out
 
 
-def _refuse_mismatch(p: str, old: Mapping[str, Any], want: Mapping[str, Any]) -> None:
-    """Raise :class:`StoreMismatchError` when ``old`` (the file's header) is another experiment."""
+def _identity(config: Any) -> Any:
+    """A recorded configuration's fingerprint (the whole of it when it has none)."""
+    return config.get("fingerprint", config) if isinstance(config, Mapping) else config
+
+
+def _changes(a: Any, b: Any) -> str:
+    diff = config_diff(a, b)
+    return "; ".join(diff) if diff else f"store has {a!r:.300}, run has {b!r:.300}"
+
+
+def _checker_diffs(old: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
+    """The checker's configuration (``checker``, when the new header records one) changed."""
+    new, prev = want.get("checker"), old.get("checker")
+    if not isinstance(new, Mapping) or not isinstance(prev, Mapping):
+        return []
+    if _identity(prev) == _identity(new):
+        return []
+    return [f"checker {str(new.get('name'))!r:.100}: {_changes(prev, new)}"]
+
+
+def _undescribed_checker(old: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:
+    """What keeps the checkers of the store and of the run from being compared in full."""
+    new, prev = want.get("checker"), old.get("checker")
+    if not isinstance(new, Mapping):
+        return []
+    unknown = [str(u) for u in new.get("undescribed") or ()]
+    if isinstance(prev, Mapping):
+        unknown += [f"in the store: {u}" for u in prev.get("undescribed") or ()]
+    else:
+        unknown.append("the store records its checker by name only (no configuration)")
+    return unknown
+
+
+def _refuse_mismatch(
+    p: str, old: Mapping[str, Any], want: Mapping[str, Any], resume_undescribed: bool = False
+) -> None:
+    """Raise :class:`StoreMismatchError` when ``old`` (the file's header) is another experiment,
+    or when its checker and the run's cannot be compared in full (unless ``resume_undescribed``)."""
     compared = (
         *_COMPARED,
         *(k for k in _COMPARED_IF_GIVEN if k in want),
         *(k for k in _COMPARED_IF_EITHER if k in want or k in old),
     )
     diffs = [k for k in compared if to_json_safe(old.get(k)) != want.get(k)]
-    detail = [
-        f"{k}: store has {old.get(k)!r:.300}, run has {want.get(k)!r:.300}" for k in diffs
-    ] + _by_name_diffs(old, want)
+    detail = (
+        [f"{k}: store has {old.get(k)!r:.300}, run has {want.get(k)!r:.300}" for k in diffs]
+        + _checker_diffs(old, want)
+        + _by_name_diffs(old, want)
+    )
     if detail:
         raise StoreMismatchError(
             f"{p} belongs to another experiment ({'; '.join(detail)}). Resume only with the "
-            "same provenance, suite, k, checker and metric configurations (a metric whose "
-            "settings changed under the same name would mix two metrics' scores), or use a new "
-            "store file."
+            "same provenance, suite, k, checker and metric configurations (a checker or a "
+            "metric whose settings changed under the same name would mix two of them), or use "
+            "a new store file."
+        )
+    unknown = [] if resume_undescribed else _undescribed_checker(old, want)
+    if unknown:
+        raise StoreMismatchError(
+            f"{p}: the checker cannot be compared in full with the one that wrote the store "
+            f"({'; '.join(unknown[:3])}), so a changed configuration would go unseen and mix "
+            "two checkers' verdicts. Resume anyway only if it is the same checker: "
+            "run_suite(..., resume_undescribed_checker=True); or use a new store file."
         )
 
 
@@ -726,12 +779,14 @@ class TrialStore:
         fsync_every: int = 64,
         fsync_interval: float = 1.0,
         background_fsync: bool = True,
+        resume_undescribed_checker: bool = False,
     ) -> TrialStore:
         """Open (or create) the store at ``path`` for an experiment described by ``header``.
 
         A new or empty file gets ``header`` as its first line. An existing one must have the
-        same ``run``, ``suite`` and ``k`` (else :class:`StoreMismatchError`); a torn last line
-        is truncated away.
+        same ``run``, ``suite`` and ``k``, and the same checker and metric configurations
+        where the header records them (else :class:`StoreMismatchError`); a torn last line is
+        truncated away.
 
         Args:
             path: The JSON-lines file.
@@ -740,6 +795,10 @@ class TrialStore:
             fsync_every: fsync after this many appended trials (>= 1).
             fsync_interval: ...or when this many seconds passed since the last fsync (> 0).
             background_fsync: Run the batch fsync on a background thread (default) or inline.
+            resume_undescribed_checker: Resume although the header's ``checker`` (or the
+                store's) could not be described in full (its ``undescribed`` parts, or a store
+                that records the checker by name only): the caller vouches that it is the same
+                checker. Without it such a resume is refused.
         """
         positive_int("fsync_every", fsync_every)
         positive_number("fsync_interval", fsync_interval)
@@ -752,7 +811,13 @@ class TrialStore:
         fh = open_regular_file("TrialStore.open", p, write=True)
         try:
             return cls._open_locked(
-                p, fh, want, fsync_every, fsync_interval, background_fsync=background_fsync
+                p,
+                fh,
+                want,
+                fsync_every,
+                fsync_interval,
+                background_fsync=background_fsync,
+                resume_undescribed=resume_undescribed_checker,
             )
         except BaseException:
             fh.close()
@@ -768,6 +833,7 @@ class TrialStore:
         fsync_interval: float,
         *,
         background_fsync: bool,
+        resume_undescribed: bool = False,
     ) -> TrialStore:
         _lock(fh, p)
         fh.seek(0)
@@ -788,7 +854,7 @@ class TrialStore:
                 repaired=bool(existing),
                 background_fsync=background_fsync,
             )
-        _refuse_mismatch(p, old, want)
+        _refuse_mismatch(p, old, want, resume_undescribed)
         if end < len(existing):  # repair: cut the torn tail, keep every complete line
             os.ftruncate(fh.fileno(), end)
             os.fsync(fh.fileno())

@@ -98,6 +98,7 @@ import os
 import pickle
 import random
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
@@ -117,7 +118,7 @@ from .consistency import ConsistencyReport, consistency
 from .cost import CostReport, ModelPrice, cost_report, pricing_from_dict, pricing_to_dict
 from .episode import Episode, RunProvenance, Trajectory
 from .faults import Fault, FaultPlan, RobustnessRow, fault_stream, robustness, wrap_tool
-from .fingerprint import metric_config
+from .fingerprint import callable_config, config_diff, metric_config
 from .infra import RetryPolicy
 from .metrics import check_name, resolve_checker
 from .reliability import ReliabilityReport, reliability
@@ -288,6 +289,7 @@ class SuiteOptions(TypedDict, total=False):
     adaptive: Adaptive | None
     faults: FaultPlan | None
     fault: Fault | None
+    resume_undescribed_checker: bool
 
 
 @dataclass(frozen=True)
@@ -332,6 +334,7 @@ class SuiteConfig:
     adaptive: Adaptive | None = None
     faults: FaultPlan | None = None
     fault: Fault | None = None
+    resume_undescribed_checker: bool = False
 
     def __post_init__(self) -> None:
         trial_count("k", self.k)  # at most MAX_TRIALS: checked before any work
@@ -358,6 +361,11 @@ class SuiteConfig:
                 f"budget must be an ek.agents.budget.Budget or None, got {type(self.budget).__name__}"
             )
         _check_faults(self.faults, self.fault)
+        if not isinstance(self.resume_undescribed_checker, bool):
+            raise TypeError(
+                "resume_undescribed_checker must be a bool, got "
+                f"{type(self.resume_undescribed_checker).__name__}"
+            )
         if self.adaptive is not None and not isinstance(self.adaptive, Adaptive):
             raise TypeError(
                 f"adaptive must be an ek.agents.adaptive.Adaptive or None, got "
@@ -729,6 +737,10 @@ class _SuiteVerdict:
     def __call__(self, episode: Any, gold: Any) -> bool:
         return bool(episode.success)
 
+    def ek_config(self) -> dict[str, Any]:
+        """Its configuration (:mod:`ek.agents.fingerprint`): the suite checker it stands for."""
+        return {"checker": self.__name__}
+
 
 @dataclass(frozen=True)
 class _Metrics:
@@ -927,19 +939,26 @@ def _open_store(
     suite: Sequence[TaskSpec],
     pricing: dict[str, Any] | None = None,
     metrics: Sequence[Any] = (),
+    agent: Any = None,
 ) -> TrialStore | None:
-    store, check, k = cfg.store, cfg.check, cfg.k
+    store, k = cfg.store, cfg.k
     if store is None:
         return None
     from ek import __version__
 
+    check = cfg.check if cfg.check is not None else "output"
+    agent_config = callable_config(agent)
     header = {
         "run": run.to_dict(),
         "suite": {"fingerprint": suite_fingerprint(suite), "n_tasks": len(suite)},
         "k": k,
         "seed": int(run.seed or 0),
         "ek_version": __version__,
-        "check": check_name(check if check is not None else "output"),
+        "check": check_name(check),
+        # the checker's configuration: a resume with another one is refused (see the store)
+        "checker": callable_config(check, check_name(check)),
+        # the agent's: a resume with another one warns (its trials would mix two agents)
+        "agent": agent_config,
         "tasks": {t.task_id: list(t.slices) for t in suite},
         # what priced the run, so a report of the store gives the run's own Cost-of-Pass
         "pricing": pricing,
@@ -952,8 +971,27 @@ def _open_store(
         header["adaptive"] = cfg.adaptive.to_dict()
     if cfg.fault is not None:  # a store holds one fault's trials (or the clean ones)
         header["fault"] = cfg.fault.to_dict()
-    return TrialStore.open(
-        store, header, fsync_every=cfg.fsync_every, fsync_interval=cfg.fsync_interval
+    st = TrialStore.open(
+        store,
+        header,
+        fsync_every=cfg.fsync_every,
+        fsync_interval=cfg.fsync_interval,
+        resume_undescribed_checker=cfg.resume_undescribed_checker,
+    )
+    _warn_if_other_agent(st, agent_config)
+    return st
+
+
+def _warn_if_other_agent(st: TrialStore, agent: Mapping[str, Any]) -> None:
+    """Warn when a resumed store's trials were run by another agent than this run's."""
+    before = st.header.get("agent")
+    if not isinstance(before, Mapping) or before.get("fingerprint") == agent["fingerprint"]:
+        return
+    what = "; ".join(config_diff(before, agent)) or "another configuration"
+    warnings.warn(
+        f"{st.path}: resumed with another agent than the one that ran its {len(st.records)} "
+        f"stored trial(s) ({what}); the run mixes two agents' trials",
+        stacklevel=4,
     )
 
 
@@ -1009,7 +1047,7 @@ async def arun_suite(
     ms = _prepare_metrics(
         cfg.metrics, suite, check=cfg.check, checker=checker, price=cfg.price, prices=cfg.prices
     )
-    st = _open_store(cfg, run, suite, pricing_to_dict(ms.price, ms.prices), ms.reported)
+    st = _open_store(cfg, run, suite, pricing_to_dict(ms.price, ms.prices), ms.reported, agent)
     trials = _Trials(agent, cfg, run, checker, ms, st, t_start)
     try:
         resumed = _restore(st, {t.task_id: t for t in suite}, run, ms, trials.state) if st else 0
@@ -1565,6 +1603,11 @@ def run_suite(
             own store beside ``store`` (``run.fault-<name>.jsonl``).
         fault: One :class:`~ek.agents.faults.Fault` every trial runs under (what each pass of
             ``faults`` uses).
+        resume_undescribed_checker: Resume ``store`` although the checker cannot be described
+            in full (:mod:`ek.agents.fingerprint`: e.g. it closes over an object whose settings
+            cannot be read) or the store records its checker by name only; by default such a
+            resume is refused, since another checker under the same name would mix two
+            checkers' verdicts. A checker whose description differs is refused either way.
 
     Raises:
         TypeError: an unknown option.

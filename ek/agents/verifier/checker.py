@@ -352,6 +352,25 @@ class HiddenTestChecker:
         src = str(self._source) if self._source else f"{len(self._files)} in-memory file(s)"
         return f"HiddenTestChecker({src!r}, tests={len(self._expected)}, timeout={self.timeout})"
 
+    def ek_config(self) -> dict[str, Any]:
+        """Every setting that decides its verdicts, the hidden tests by their digest (the
+        protocol :mod:`ek.agents.fingerprint` reads: a run store refuses to resume with a
+        checker whose configuration differs, e.g. other test files under the same name)."""
+        return {
+            "tests": self._digest,
+            "expected": list(self._expected),
+            "timeout": self.timeout,
+            "python": self.python,
+            "plugins": list(self.plugins),
+            "env": dict(self.env),
+            "limits": dict(self.limits),
+            "max_output": self.max_output,
+            "max_files": self.max_files,
+            "max_bytes": self.max_bytes,
+            "workspace": self.workspace,
+            "workspace_from_episode": self.workspace_from_episode,
+        }
+
     # -- the checker protocol
     def __call__(self, episode: Any, gold: Any = None) -> HiddenTestVerdict:
         """Check an episode (``gold`` is ignored: the hidden tests are the gold).
