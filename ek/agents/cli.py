@@ -17,14 +17,17 @@ Subcommands live in a table (:data:`SUBCOMMANDS`); add one with :func:`add_subco
   success against cost with the Pareto frontier (:mod:`ek.agents.plots`).
 * ``ek-agents gate BASELINE CURRENT [--tolerance T] [--confidence C] [--stratified]
   [--interval auto|bootstrap|clustered] [--tasks same|intersect] [--success-scorer NAME]
-  [--allow-undefined CHECK ...] [--allow-unscored] [--json]``: the variance-aware regression
-  gate. Runs over different task sets are refused unless ``--tasks intersect`` (compare the
-  shared tasks; ``--stratified`` always does); the output says how many tasks were compared.
+  [--allow-undefined CHECK ...] [--allow-unscored] [--allow-metric-changes] [--json]``: the
+  variance-aware regression gate. Runs over different task sets are refused unless ``--tasks
+  intersect`` (compare the shared tasks; ``--stratified`` always does); the output says how
+  many tasks were compared. Runs whose metrics of one name were configured differently (a
+  Cost-of-Pass priced at other rates) are refused unless ``--allow-metric-changes``.
 
 Exit codes, a contract for CI (every subcommand): **0** pass, **1** regression or a check whose
 change is undefined (unless ``--allow-undefined CHECK``), **2** everything else: refused
 (incomparable or empty runs, different task sets, unscored samples without
-``--allow-unscored``), unreadable input (a FIFO or a directory is refused, not read), or any
+``--allow-unscored``, metrics configured differently without ``--allow-metric-changes``),
+unreadable input (a FIFO or a directory is refused, not read), or any
 other error, reported on one line on stderr, never a traceback.
 
 Output cut short by a closed pipe (``ek-agents report --json | head``) ends quietly, with the
@@ -583,6 +586,12 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
         help="gate runs with unscored samples on their scored samples only (default: refuse)",
     )
     p.add_argument(
+        "--allow-metric-changes",
+        action="store_true",
+        help="gate runs whose metrics of one name were configured differently, e.g. priced at "
+        "other rates (default: refuse, naming the change)",
+    )
+    p.add_argument(
         "--max-infra-share",
         type=float,
         default=None,
@@ -658,6 +667,7 @@ def _run_gate(args: argparse.Namespace) -> int:
                 stratified=args.stratified,
                 allow_undefined=allow,
                 allow_unscored=args.allow_unscored,
+                allow_metric_changes=args.allow_metric_changes,
                 tasks=args.tasks,
                 max_infra_share=args.max_infra_share,
                 consistency=args.consistency,

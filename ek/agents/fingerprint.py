@@ -63,6 +63,7 @@ __all__ = [
     "config_diff",
     "describe",
     "metric_config",
+    "same_config",
 ]
 
 _MAX_DEPTH = 6
@@ -294,6 +295,21 @@ def callable_config(obj: Any, name: str | None = None) -> dict[str, Any]:
     label = name if name is not None else getattr(obj, "__name__", type(obj).__name__)
     settings = d.walk(obj, str(label), 0)
     return _config(str(label), _qualname(type(obj)), settings, d.undescribed)
+
+
+def same_config(a: Any, b: Any) -> bool:
+    """Two recorded configurations are the same: their fingerprints are equal (configurations
+    without one are compared whole).
+
+    Example:
+        >>> same_config({"fingerprint": "ab", "settings": 1}, {"fingerprint": "ab"})
+        True
+    """
+
+    def identity(c: Any) -> Any:
+        return c.get("fingerprint", c) if isinstance(c, Mapping) else c
+
+    return bool(identity(a) == identity(b))
 
 
 def config_diff(a: Any, b: Any, *, limit: int = 5) -> list[str]:

@@ -68,7 +68,11 @@ empty baseline would be a permanent free pass), a run with **unscored samples**
 (:attr:`~ek.agents.summary.RunSummary.unscored`; a gate over the scored ones alone could pass a
 run that failed to score) unless ``allow_unscored=True``, and runs whose simulator,
 suite_version or scaffold differ (:meth:`~ek.agents.base.RunProvenance.incompatibilities`), and
-runs over different task sets (unless ``tasks="intersect"``).
+runs over different task sets (unless ``tasks="intersect"``), and runs whose metrics of one
+name were **configured differently** (the fingerprints both recorded,
+:attr:`~ek.agents.summary.RunSummary.metric_configs`, differ: a Cost-of-Pass priced at 1/2
+dollars per million tokens against one priced at 100/200 is not a regression, it is another
+measure) unless ``allow_metric_changes=True`` (``ek-agents gate --allow-metric-changes``).
 
 Example:
     >>> from ek.agents.base import RunProvenance
@@ -103,6 +107,7 @@ from ek.stats import (
     t_interval,
 )
 
+from .fingerprint import config_diff, same_config
 from .reliability import pass_hat_k
 from .resample import MetricDifference, by_method
 from .summary import MetricSummary, RunSummary
@@ -431,6 +436,29 @@ def _refuse(cur: RunSummary, base: RunSummary, allow_unscored: bool, warnings: l
         )
 
 
+def _refuse_metric_changes(
+    cur: RunSummary, base: RunSummary, allowed: bool, warnings: list[str]
+) -> None:
+    """Refuse runs whose metrics of one name were configured differently (unless allowed)."""
+    a, b = base.metric_configs or {}, cur.metric_configs or {}
+    changed = [
+        f"{name!r}: {'; '.join(config_diff(a[name], b[name], limit=3)) or 'another configuration'}"
+        for name in sorted(set(a) & set(b))
+        if not same_config(a[name], b[name])
+    ]
+    if not changed:
+        return
+    what = "; ".join(changed)
+    if not allowed:
+        raise GateRefusedError(
+            f"the runs' metrics are configured differently (baseline -> current: {what}). "
+            "A metric whose settings changed measures something else (its change would read "
+            "as a regression or an improvement); re-baseline, or compare anyway with "
+            "allow_metric_changes=True (ek-agents gate --allow-metric-changes)"
+        )
+    warnings.append(f"metrics configured differently, compared anyway: {what}")
+
+
 def _shared_tasks(
     cur_counts: Mapping[str, tuple[int, int]],
     base_counts: Mapping[str, tuple[int, int]],
@@ -747,6 +775,7 @@ def agent_regression_gate(
     seed: int = 0,
     allow_undefined: bool | Iterable[str] = False,
     allow_unscored: bool = False,
+    allow_metric_changes: bool = False,
     success_scorer: str | None = None,
     tasks: str = "same",
     max_infra_share: float | None = None,
@@ -780,6 +809,8 @@ def agent_regression_gate(
             NaN does in the scalar :func:`ek.scalar_gate.regression_gate`.
         allow_unscored: Gate runs that have unscored samples on their scored samples only
             (with a warning). By default such a run is refused.
+        allow_metric_changes: Gate runs whose metrics of one name were configured
+            differently (with a warning naming the change). By default they are refused.
         success_scorer: For a run given as an Inspect log path, the scorer that decides
             success (see :func:`~ek.agents.runs.load_run`).
         tasks: ``"same"`` (default): refuse runs whose task sets differ; ``"intersect"``:
@@ -795,7 +826,9 @@ def agent_regression_gate(
     Raises:
         GateRefusedError: an empty run or baseline, a run with unscored samples (unless
             allowed), incomparable provenance, different task sets (unless
-            ``tasks="intersect"``), or too many infrastructure errors (``max_infra_share``).
+            ``tasks="intersect"``), metrics configured differently (unless
+            ``allow_metric_changes``), or too many infrastructure errors
+            (``max_infra_share``).
 
     Example:
         >>> from ek.agents.base import RunProvenance
@@ -819,6 +852,8 @@ def agent_regression_gate(
     policy = undefined_policy(allow_undefined)
     warnings: list[str] = []
     _refuse(cur, base, allow_unscored, warnings)
+    if metrics:
+        _refuse_metric_changes(cur, base, allow_metric_changes, warnings)
     _refuse_infra(cur, base, max_infra_share)
     cur_counts = {t: nc for t, nc in cur.counts.items() if nc[0] > 0}
     base_counts = {t: nc for t, nc in base.counts.items() if nc[0] > 0}

@@ -363,7 +363,15 @@ def _store_summary(
         slice_cost=tally.slice_costs(),
         agent_failures=tally.agent_failures,
         budget_hits=dict(tally.budget_hits),
+        metric_configs=_metric_configs(h.get("metrics")),
     )
+
+
+def _metric_configs(recorded: Any) -> dict[str, Mapping[str, Any]] | None:
+    """The metric configurations a store header records (entries of another shape skipped)."""
+    if not isinstance(recorded, Mapping):
+        return None
+    return {str(n): c for n, c in recorded.items() if isinstance(c, Mapping)}
 
 
 def _metrics(

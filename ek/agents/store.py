@@ -87,7 +87,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from ek._validate import is_number, positive_int, positive_number
-from ek.agents.fingerprint import config_diff
+from ek.agents.fingerprint import config_diff, same_config
 from ek.jsonio import (
     dumps,
     from_json_safe,
@@ -661,14 +661,9 @@ def _by_name_diffs(old: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]
         if not isinstance(a, Mapping) or not isinstance(b, Mapping):
             continue
         for name in sorted(set(a) & set(b)):
-            if _identity(a[name]) != _identity(b[name]):
+            if not same_config(a[name], b[name]):
                 out.append(f"{key}[{name!r}]: {_changes(a[name], b[name])}")
     return out
-
-
-def _identity(config: Any) -> Any:
-    """A recorded configuration's fingerprint (the whole of it when it has none)."""
-    return config.get("fingerprint", config) if isinstance(config, Mapping) else config
 
 
 def _changes(a: Any, b: Any) -> str:
@@ -681,7 +676,7 @@ def _checker_diffs(old: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]
     new, prev = want.get("checker"), old.get("checker")
     if not isinstance(new, Mapping) or not isinstance(prev, Mapping):
         return []
-    if _identity(prev) == _identity(new):
+    if same_config(prev, new):
         return []
     return [f"checker {str(new.get('name'))!r:.100}: {_changes(prev, new)}"]
 

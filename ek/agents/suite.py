@@ -118,7 +118,7 @@ from .consistency import ConsistencyReport, consistency
 from .cost import CostReport, ModelPrice, cost_report, pricing_from_dict, pricing_to_dict
 from .episode import Episode, RunProvenance, Trajectory
 from .faults import Fault, FaultPlan, RobustnessRow, fault_stream, robustness, wrap_tool
-from .fingerprint import callable_config, config_diff, metric_config
+from .fingerprint import callable_config, config_diff, metric_config, same_config
 from .infra import RetryPolicy
 from .metrics import check_name, resolve_checker
 from .reliability import ReliabilityReport, reliability
@@ -474,6 +474,9 @@ class SuiteResult:
         retries: ``task_id -> infrastructure retries`` over its trials.
         budget: The per-trial :class:`~ek.agents.budget.Budget`, or ``None``.
         pricing: The run's price setting (``pricing_to_dict``), for dollar budget curves.
+        metric_configs: ``metric name -> configuration``
+            (:func:`~ek.agents.fingerprint.metric_config`), as the store records it; the gate
+            compares them.
         adaptive: The adaptive stopping rule, or ``None`` (see :attr:`trials_saved`).
         fault: The fault every trial of this result ran under, or ``None`` (clean).
         faults: ``fault name -> SuiteResult`` of the same tasks under each fault of
@@ -505,6 +508,7 @@ class SuiteResult:
     retries: Mapping[str, int] = field(default_factory=dict)
     budget: Budget | None = None
     pricing: Mapping[str, Any] | None = None
+    metric_configs: Mapping[str, Mapping[str, Any]] | None = None
     adaptive: Adaptive | None = None
     fault: Fault | None = None
     faults: Mapping[str, SuiteResult] = field(default_factory=dict)
@@ -620,6 +624,7 @@ class SuiteResult:
             episodes=self.episodes,
             verdicts=self.verdicts,
             pricing=self.pricing,
+            metric_configs=self.metric_configs,
             infra=_infra_summary(self.infra_errors, self.retries),
             faults={n: dict(r.counts) for n, r in self.faults.items()} if self.faults else None,
         )
@@ -985,7 +990,7 @@ def _open_store(
 def _warn_if_other_agent(st: TrialStore, agent: Mapping[str, Any]) -> None:
     """Warn when a resumed store's trials were run by another agent than this run's."""
     before = st.header.get("agent")
-    if not isinstance(before, Mapping) or before.get("fingerprint") == agent["fingerprint"]:
+    if not isinstance(before, Mapping) or same_config(before, agent):
         return
     what = "; ".join(config_diff(before, agent)) or "another configuration"
     warnings.warn(
@@ -1514,6 +1519,7 @@ def _assemble(
         retries=ReadOnlyDict(retries),
         budget=cfg.budget,
         pricing=pricing_to_dict(ms.price, ms.prices),
+        metric_configs=ReadOnlyDict({str(m.name): metric_config(m) for m in mets}),
         adaptive=cfg.adaptive,
         fault=cfg.fault,
         confidence=cfg.confidence,

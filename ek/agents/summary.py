@@ -238,6 +238,26 @@ def _counts(value: Any, what: str = "counts", ordered: bool = True) -> dict[str,
     return out
 
 
+def _fault_counts(value: Any) -> ReadOnlyDict[str, Mapping[str, tuple[int, int]]]:
+    """``fault kind -> task_id -> (n, c)``, read-only, or an error naming what is off."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"RunSummary.faults must be a mapping, got {value!r:.100}")
+    return ReadOnlyDict(
+        {str(f): ReadOnlyDict(_counts(c, f"faults[{f!r}]")) for f, c in value.items()}
+    )
+
+
+def _configs(value: Any) -> ReadOnlyDict[str, Mapping[str, Any]]:
+    """``metric name -> configuration mapping``, read-only, or a TypeError."""
+    if not isinstance(value, Mapping) or not all(
+        isinstance(n, str) and isinstance(c, Mapping) for n, c in value.items()
+    ):
+        raise TypeError(
+            f"RunSummary.metric_configs must map metric names to configurations, got {value!r:.100}"
+        )
+    return ReadOnlyDict({n: ReadOnlyDict(dict(c)) for n, c in value.items()})
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """A run as a report and a gate see it.
@@ -269,6 +289,10 @@ class RunSummary:
         budget_hits: ``limit -> trials a budget stopped``, when read from trials; not saved.
         notes: What the report should say about how the run was read (e.g. a trace file's runs
             that could not be read, or what its spans do not record); not saved.
+        metric_configs: ``metric name -> configuration`` as the run recorded it
+            (:func:`ek.agents.fingerprint.metric_config`: its settings and fingerprint), or
+            ``None``; saved in a baseline. The gate refuses runs whose metrics of one name
+            were configured differently (a Cost-of-Pass priced at other rates).
 
     Metric scores may be per trial or, read by :func:`ek.agents.runs.load_run` without its
     episodes, one merged Score per task holding the sums the metric's aggregate divides
@@ -294,6 +318,9 @@ class RunSummary:
     agent_failures: int | None = field(default=None, compare=False, repr=False)
     budget_hits: Mapping[str, int] | None = field(default=None, compare=False, repr=False)
     notes: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    metric_configs: Mapping[str, Mapping[str, Any]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, RunProvenance):
@@ -331,19 +358,10 @@ class RunSummary:
             )
         if self.infra is not None:
             object.__setattr__(self, "infra", ReadOnlyDict(_counts(self.infra, "infra", False)))
+        if self.metric_configs is not None:
+            object.__setattr__(self, "metric_configs", _configs(self.metric_configs))
         if self.faults is not None:
-            if not isinstance(self.faults, Mapping):
-                raise TypeError(f"RunSummary.faults must be a mapping, got {self.faults!r:.100}")
-            object.__setattr__(
-                self,
-                "faults",
-                ReadOnlyDict(
-                    {
-                        str(f): ReadOnlyDict(_counts(c, f"faults[{f!r}]"))
-                        for f, c in self.faults.items()
-                    }
-                ),
-            )
+            object.__setattr__(self, "faults", _fault_counts(self.faults))
 
     @property
     def n_infra_errors(self) -> int:
@@ -403,6 +421,8 @@ class RunSummary:
         }
         if self.infra is not None:  # optional keys: a baseline without them reads as before
             d["infra"] = {t: [e, r] for t, (e, r) in self.infra.items()}
+        if self.metric_configs is not None:
+            d["metric_configs"] = {n: dict(c) for n, c in self.metric_configs.items()}
         if self.faults is not None:
             d["faults"] = {
                 f: {t: [n, c] for t, (n, c) in cs.items()} for f, cs in self.faults.items()
@@ -448,4 +468,5 @@ class RunSummary:
             unscored=Unscored.from_dict(data["unscored"]) if data.get("unscored") else None,
             infra=data.get("infra"),
             faults=data.get("faults"),
+            metric_configs=data.get("metric_configs"),
         )
