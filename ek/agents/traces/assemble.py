@@ -26,7 +26,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -139,13 +139,38 @@ class RunCalls:
         self.items[i] = (replace(call, record=replace(call.record, result=result)), agent)
 
 
+class _Told(Mapping[str, Any]):
+    """The results the model was told, by call id (tool messages in the model calls' inputs),
+    read from the spans the first time one is asked for: most calls have a result of their own."""
+
+    def __init__(self, llms: list[Span]) -> None:
+        self._llms = llms
+        self._by_id: dict[str, Any] | None = None
+
+    def _read(self) -> dict[str, Any]:
+        if self._by_id is None:
+            self._by_id = {}
+            for llm in self._llms:
+                for cid, result in conv.seen_results(llm).items():
+                    self._by_id.setdefault(cid, result)
+        return self._by_id
+
+    def __getitem__(self, key: str) -> Any:
+        return self._read()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._read())
+
+    def __len__(self) -> int:
+        return len(self._read())
+
+
 def run_calls(run: Run) -> RunCalls:
     """Every call of the run with the agent that made it, in the order they happened."""
     asked: dict[Agent | None, list[tuple[Span, CallRecord]]] = {}
-    seen: dict[str, Any] = {}
-    for llm in sorted(run.llms, key=lambda s: s.end_ns):
-        for cid, result in conv.seen_results(llm).items():
-            seen.setdefault(cid, result)
+    llms = sorted(run.llms, key=lambda s: s.end_ns)
+    seen = _Told(llms)
+    for llm in llms:
         for rec in conv.requested_calls(llm):
             asked.setdefault(run.agent_of(llm), []).append((llm, rec))
     done: dict[Agent | None, list[tuple[Span, CallRecord]]] = {}
@@ -197,15 +222,20 @@ def answer_calls(run: Run, calls: RunCalls) -> frozenset[int]:
             last[a] = s
     out: set[int] = set()
     for agent, llm in last.items():
+        late = [i for i in calls.of(agent) if _after(calls.items[i][0], llm)]
+        if not late:
+            continue
         answer = thaw(conv.agent_output(agent.span))
         if answer is None and agent is run.agent:
             answer = run_output(run)
-        for i in calls.of(agent):
-            call = calls.items[i][0]
-            after = call.span is llm if call.requested else call.span.start_ns >= llm.end_ns
-            if after and _is_answer(_step(call.record), answer):
-                out.add(i)
+        out.update(i for i in late if _is_answer(_step(calls.items[i][0].record), answer))
     return frozenset(out)
+
+
+def _after(call: Call, last: Span) -> bool:
+    """True when ``call`` was asked for in ``last`` (its agent's last model call) or ran after
+    it: nothing more was asked of the model."""
+    return call.span is last if call.requested else call.span.start_ns >= last.end_ns
 
 
 def steps(

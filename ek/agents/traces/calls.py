@@ -34,7 +34,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .attrs import maybe_json
 from .records import CallRecord
 from .span import Span
 
@@ -53,7 +52,8 @@ class Call:
 
 
 def _has_object(args: Any) -> bool:
-    return isinstance(maybe_json(args), Mapping)
+    """True when arguments are recorded as an object (a mapping or JSON object text)."""
+    return isinstance(args, Mapping) or (isinstance(args, str) and args.lstrip()[:1] == "{")
 
 
 def _joined(done: CallRecord, asked: CallRecord | None, seen: Mapping[str, Any]) -> CallRecord:
