@@ -5,11 +5,20 @@ validation and the regression gate; pure Python, no dependency, nothing agent-sp
 
 * :func:`wilson_interval`: a binomial proportion (Wilson 1927).
 * :func:`newcombe_difference`: the difference of two proportions from raw counts (Newcombe 1998).
+* Cluster-robust intervals with tasks as clusters (Miller 2024, "Adding error bars to evals"):
+  :func:`clustered_se` (one rule, with the m/(m-1) correction), :func:`mean_interval` (a mean of
+  per-task values), :func:`ratio_interval` (a ratio of sums, e.g. a pooled rate),
+  :func:`t_interval`; Student's t with m - 1 degrees of freedom.
 * :func:`difference_interval`, :func:`difference_upper_bound`: the difference of two means of
-  per-item values (independent samples; large-sample normal interval).
+  per-item values (independent samples; Welch's t interval, :func:`welch_df`).
 * :func:`bootstrap_interval`: a seeded percentile bootstrap of any statistic (Efron &
-  Tibshirani 1993), built on :func:`percentile_interval` and :func:`quantile`.
-* :func:`normal_quantile`, :func:`two_sided_z`: the standard normal quantile (no SciPy).
+  Tibshirani 1993), built on :func:`percentile_interval` (the one percentile rule; with the
+  number of units, Hesterberg's expanded percentile interval, :func:`expanded_tail`) and
+  :func:`quantile`.
+* :func:`choose_interval`: ``"auto"`` is the bootstrap up to :data:`BOOTSTRAP_MAX_TASKS` tasks,
+  the clustered standard error above.
+* :func:`normal_quantile`, :func:`two_sided_z`, :func:`student_t_quantile`,
+  :func:`student_t_cdf`, :func:`two_sided_t`: the normal and t quantiles (no SciPy).
 
 Every interval is an :class:`Interval`; an undefined quantity is NaN with a ``reason``. The
 argument checkers (:func:`check_int`, :func:`check_counts`, :func:`check_confidence`) raise
@@ -36,6 +45,8 @@ from typing import Any
 from ek._validate import is_number, short_repr, to_float
 
 __all__ = [
+    "BOOTSTRAP_MAX_TASKS",
+    "INTERVAL_METHODS",
     "MAX_COUNT",
     "MAX_RESAMPLES",
     "Interval",
@@ -43,14 +54,24 @@ __all__ = [
     "check_confidence",
     "check_counts",
     "check_int",
+    "choose_interval",
+    "clustered_se",
     "difference_interval",
     "difference_upper_bound",
+    "expanded_tail",
     "mean",
+    "mean_interval",
     "newcombe_difference",
     "normal_quantile",
     "percentile_interval",
     "quantile",
+    "ratio_interval",
+    "student_t_cdf",
+    "student_t_quantile",
+    "t_interval",
+    "two_sided_t",
     "two_sided_z",
+    "welch_df",
     "wilson_interval",
 ]
 
@@ -658,8 +679,10 @@ def choose_interval(interval: str, n_tasks: int) -> str:
     standard error above.
 
     Example:
-        >>> choose_interval("auto", 30), choose_interval("auto", 5000), choose_interval("clustered", 30)
-        ('bootstrap', 'clustered', 'clustered')
+        >>> choose_interval("auto", 30), choose_interval("auto", 5000)
+        ('bootstrap', 'clustered')
+        >>> choose_interval("clustered", 30)
+        'clustered'
     """
     if interval not in INTERVAL_METHODS:
         raise ValueError(
@@ -673,9 +696,9 @@ def choose_interval(interval: str, n_tasks: int) -> str:
 def clustered_se(influence: Sequence[float]) -> float:
     """The cluster-robust standard error of a statistic, from each cluster's influence on it.
 
-    A statistic that is, to first order, ``θ̂ ≈ θ + Σ_t u_t`` with one term ``u_t`` per cluster
-    (a task with all its trials) has ``SE = sqrt(m / (m − 1) · Σ_t (u_t − ū)²)`` over the ``m``
-    clusters: Miller (2024), "Adding error bars to evals", arXiv 2411.00640, Appendix A, with
+    A statistic that is, to first order, ``θ̂ ≈ θ + Σ_t u_t`` with one term ``u_t`` per
+    cluster (a task with all its trials) has ``SE = sqrt(m / (m − 1) · Σ_t (u_t − ū)²)`` over
+    the ``m`` clusters: Miller (2024), "Adding error bars to evals", arXiv 2411.00640, Appendix A, with
     the ``m / (m − 1)`` small-sample correction (CR1; Cameron & Miller 2015, "A practitioner's
     guide to cluster-robust inference"; what Inspect's ``stderr(cluster=...)`` applies).
 
@@ -864,8 +887,35 @@ def mean(xs: Sequence[float]) -> float:
     return math.fsum(xs) / len(xs)
 
 
+def expanded_tail(confidence: float, n: int) -> float:
+    """The tail probability of Hesterberg's expanded percentile interval for ``n`` units.
+
+    ``Φ(−sqrt(n / (n − 1)) · t(1 − α/2; n − 1))`` in place of ``α/2``: the percentile
+    bootstrap is too narrow with few units, since its spread is the plug-in one (``sqrt((n − 1)
+    / n)`` of the unbiased) and its tails are normal rather than Student's t; the expansion
+    corrects both and tends to ``α/2`` as ``n`` grows (Hesterberg 2015, "What teachers should
+    know about the bootstrap", The American Statistician 69(4), §4.3). ``α/2`` for ``n < 2``.
+
+    Example:
+        >>> round(expanded_tail(0.95, 30), 5), round(expanded_tail(0.95, 3000), 5)
+        (0.01875, 0.02493)
+    """
+    alpha = 1.0 - check_confidence(confidence)
+    n = check_int("n", n, 0)
+    if n < 2:
+        return alpha / 2.0
+    z = math.sqrt(n / (n - 1)) * two_sided_t(confidence, n - 1)
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
 def percentile_interval(
-    point: float, replicates: list[float], confidence: float, method: str, reason: str = ""
+    point: float,
+    replicates: list[float],
+    confidence: float,
+    method: str,
+    reason: str = "",
+    *,
+    n: int | None = None,
 ) -> Interval:
     """The percentile interval of bootstrap ``replicates`` around ``point``.
 
@@ -876,12 +926,19 @@ def percentile_interval(
     here. When more than ``(1-confidence)/2`` of the replicates are undefined (NaN), the bounds
     are NaN with a reason: the undefined ones could lie on either side of either quantile.
 
+    With ``n``, the number of units resampled (tasks), the quantiles are those of the
+    **expanded percentile interval** (:func:`expanded_tail`; Hesterberg 2015), the standard
+    small-sample correction: at 30 tasks the plain 95 % percentile bootstrap of pass^k covered
+    93.2-93.9 % in ``bench/reliability.py``; at 30 tasks it reads the 1.88 % and 98.12 %
+    quantiles, at 3,000 tasks 2.49 % and 97.51 %.
+
     Args:
         point: The statistic on the original sample.
         replicates: The statistic on each resample (NaN entries are ignored).
         confidence: Two-sided coverage in (0, 1).
         method: The :attr:`Interval.method` to record.
         reason: The :attr:`Interval.reason` to record.
+        n: The number of units each resample drew (``None``: the plain percentile interval).
 
     Example:
         >>> iv = percentile_interval(0.5, [0.2, 0.4, 0.6, 0.8, float("nan")], 0.5, "demo")
@@ -894,8 +951,8 @@ def percentile_interval(
     if not reps or undefined > alpha / 2.0 * len(replicates):
         why = f"{undefined} of {len(replicates)} replicates undefined (NaN)"
         return Interval(point, _NAN, _NAN, confidence, method, reason or why)
-    low = quantile(reps, alpha / 2.0)
-    high = quantile(reps, 1.0 - alpha / 2.0)
+    tail = alpha / 2.0 if n is None else expanded_tail(confidence, n)
+    low, high = quantile(reps, tail), quantile(reps, 1.0 - tail)
     if not math.isnan(point):
         # a percentile interval can exclude the point for a skewed statistic; widen to keep it
         low, high = min(low, point), max(high, point)

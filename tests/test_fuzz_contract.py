@@ -483,6 +483,7 @@ STATS: list[Entry] = [
     E("t_interval", stats.t_interval, FLOAT, FLOAT, INT, FLOAT, junk_or("m")),
     E("welch_df", stats.welch_df, FLOAT, INT, FLOAT, INT),
     E("choose_interval", stats.choose_interval, junk_or("auto", "clustered"), INT),
+    E("expanded_tail", stats.expanded_tail, FLOAT, INT),
     E("quantile", stats.quantile, FLOATS, J),
     E("mean", stats.mean, FLOATS),
     E("Interval", stats.Interval, J, J, J, J, J),

@@ -29,6 +29,7 @@ from ek.stats import (
     BOOTSTRAP_MAX_TASKS,
     choose_interval,
     clustered_se,
+    expanded_tail,
     mean,
     mean_interval,
     percentile_interval,
@@ -123,6 +124,20 @@ def test_choose_interval() -> None:
     assert choose_interval("bootstrap", 10**6) == "bootstrap"
     with pytest.raises(ValueError, match="interval must be one of"):
         choose_interval("wald", 3)
+
+
+def test_expanded_percentile_interval() -> None:
+    """Hesterberg's expanded percentile interval: the tail Φ(-sqrt(n/(n-1)) t(1-α/2; n-1))."""
+    # n = 30: t(0.975; 29) = 2.0452296, x sqrt(30/29) = 1.0170952: 2.0801934; Φ(-2.0801934)
+    # = 0.0187539 (scipy.stats.norm.cdf)
+    assert expanded_tail(0.95, 30) == pytest.approx(0.0187539, abs=1e-7)
+    assert expanded_tail(0.95, 1) == pytest.approx(0.025)  # no degrees of freedom: plain
+    assert expanded_tail(0.95, 10**6) == pytest.approx(0.025, abs=1e-6)
+    reps = [i / 1000 for i in range(1001)]  # quantile q of 0, 0.001, ..., 1 is q itself
+    plain = percentile_interval(0.5, reps, 0.95, "demo")
+    wide = percentile_interval(0.5, reps, 0.95, "demo", n=30)
+    assert (plain.low, plain.high) == pytest.approx((0.025, 0.975))
+    assert (wide.low, wide.high) == pytest.approx((0.0187539, 0.9812461), abs=1e-7)
 
 
 def test_one_percentile_rule_with_infinite_and_undefined_replicates() -> None:

@@ -166,7 +166,8 @@ def _direct_bootstrap(
         dc = rng.choices(cur_ids, k=len(cur_ids))
         db = dc if shared is not None else rng.choices(base_ids, k=len(base_ids))
         reps.append(agg(flat(cur, dc)) - agg(flat(base, db)))
-    iv = percentile_interval(point, reps, confidence, "direct")
+    n = min(len(cur_ids), len(base_ids))  # the expanded percentile interval's tasks
+    iv = percentile_interval(point, reps, confidence, "direct", n=n)
     return iv.point, iv.low, iv.high
 
 
@@ -334,7 +335,7 @@ def _direct_reliability_intervals(
 ) -> dict[str, list[tuple[float, float, float]]]:
     """The bootstrap of ``reliability()`` written directly: the tasks sorted by id, drawn with
     ``random.Random(seed).choices``, every curve point the mean of the drawn tasks' own
-    estimates (no grouping by counts), ``ek.stats.percentile_interval``."""
+    estimates (no grouping by counts), ``ek.stats.percentile_interval`` expanded for ``m``."""
     from ek.agents.reliability import pass_at_k, pass_hat_k
     from ek.stats import mean, percentile_interval
 
@@ -346,7 +347,7 @@ def _direct_reliability_intervals(
         for j in range(1, k + 1):
             point = mean([fn(*counts[t], j) for t in ids])
             reps = [mean([fn(*counts[t], j) for t in drawn]) for drawn in draws]
-            iv = percentile_interval(point, reps, confidence, "direct")
+            iv = percentile_interval(point, reps, confidence, "direct", n=len(ids))
             out[name].append((iv.point, iv.low, iv.high))
     return out
 

@@ -46,9 +46,9 @@ a warning. The scalar :func:`ek.scalar_gate.regression_gate` treats an undefined
 per-task differences ``d_t = rate_current(t) - rate_baseline(t)`` (and per-task pass^k
 differences) are averaged and given the interval ``mean(d) ± t(T - 1)·sd(d)/sqrt(T)``
 (:func:`paired_difference`); a metric's bootstrap resamples the shared tasks jointly, and its
-clustered interval takes the per-task differences of the two runs' influences. Pairing removes the between-task variance of
-task difficulty, which is most of the variance in a heterogeneous suite, so the test has more
-power. **Assumption:** tasks are the sampling units (the per-task differences are independent
+clustered interval takes the per-task differences of the two runs' influences. Pairing removes
+the between-task variance of task difficulty, which is most of the variance in a heterogeneous
+suite, so the test has more power. **Assumption:** tasks are the sampling units (the per-task differences are independent
 across tasks, as for a random sample of tasks from the population the suite stands for), and
 the estimand is the task-weighted mean rate (equal to the pooled rate when every task has the
 same number of trials). Tasks only one run has are left out, with a warning: a stratified

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
 import random
 import warnings
 from collections import Counter
@@ -254,8 +255,8 @@ class ReliabilityReport:
             assumes the trials are independent.
         cross_check: The other method's intervals, ``{"pass_at_k": {k: Interval},
             "pass_hat_k": {k: Interval}}``, when computed (the clustered ones always are; the
-            bootstrap up to :data:`~ek.stats.BOOTSTRAP_MAX_TASKS` tasks or on request); empty
-            otherwise.
+            bootstrap when the suite has at most :data:`~ek.stats.BOOTSTRAP_MAX_TASKS` tasks,
+            for its slices too, or on request); empty otherwise.
     """
 
     counts: Mapping[str, tuple[int, int]]
@@ -357,39 +358,40 @@ class _Options:
     n_resamples: int
     seed: int
     method: str  # "bootstrap" or "clustered", chosen once for the suite and its slices
+    bootstrap: bool  # computed (as the method or beside it): asked for, or a small suite
 
 
 #: The two per-task estimators a report gives a curve of (over k = 1 .. k).
 _CURVES = (("pass_at_k", pass_at_k), ("pass_hat_k", pass_hat_k))
 
-#: One curve point: (curve name, k, each distinct (n, c)'s estimate).
-_Series = tuple[str, int, dict[tuple[int, int], float]]
+#: One curve point: (curve name, k, each task's estimate by the index of its distinct (n, c)).
+_Series = tuple[str, int, list[float]]
 
 
-def _series(pairs: Sequence[tuple[int, int]], k: int) -> list[_Series]:
-    """Every curve point's per-task estimates, computed once per distinct ``(n, c)`` (tasks
-    with the same counts have the same estimate)."""
-    distinct = set(pairs)
+def _series(distinct: Sequence[tuple[int, int]], k: int) -> list[_Series]:
+    """Every curve point's estimates, computed once per distinct ``(n, c)`` (tasks with the
+    same counts have the same estimate)."""
     return [
-        (name, j, {p: fn(p[0], p[1], j) for p in distinct})
+        (name, j, [fn(n, c, j) for n, c in distinct])
         for name, fn in _CURVES
         for j in range(1, k + 1)
     ]
 
 
 def _clustered_curves(
-    pairs: Sequence[tuple[int, int]], series: Sequence[_Series], confidence: float
+    classes: Sequence[int], series: Sequence[_Series], confidence: float
 ) -> dict[str, dict[int, Interval]]:
-    """Each curve point's mean over tasks with its clustered interval (:func:`~ek.stats.mean_interval`:
-    ``sd / sqrt(m)`` of the per-task estimates, Student's t with ``m − 1`` degrees of freedom)."""
+    """Each curve point's mean over tasks with its clustered interval
+    (:func:`~ek.stats.mean_interval`: ``sd / sqrt(m)`` of the per-task estimates, Student's t
+    with ``m − 1`` degrees of freedom). ``classes``: each task's distinct-count index."""
     out: dict[str, dict[int, Interval]] = {name: {} for name, _ in _CURVES}
     for name, j, values in series:
-        out[name][j] = mean_interval([values[p] for p in pairs], confidence, bounds=(0.0, 1.0))
+        out[name][j] = mean_interval([values[i] for i in classes], confidence, bounds=(0.0, 1.0))
     return out
 
 
 def _bootstrap_curves(
-    pairs: Sequence[tuple[int, int]],
+    classes: Sequence[int],
     series: Sequence[_Series],
     confidence: float,
     n_resamples: int,
@@ -397,23 +399,26 @@ def _bootstrap_curves(
 ) -> dict[str, dict[int, Interval]]:
     """Each curve point's percentile bootstrap interval over tasks (Efron & Tibshirani 1993,
     ch. 13): ``n_resamples`` times, ``random.Random(seed).choices`` draws ``m`` tasks with
-    replacement from ``pairs`` (the tasks in canonical order), and every curve point is the mean
-    of the drawn tasks' estimates (one resample shared by every k, so the curves stay coherent).
-    Linear in tasks per replicate: the draws are counted by ``(n, c)``, and each mean is a sum
-    over the distinct counts drawn."""
-    m = len(pairs)
+    replacement (``classes``: each task's distinct-count index, the tasks in canonical order),
+    and every curve point is the mean of the drawn tasks' estimates (one resample shared by
+    every k, so the curves stay coherent). The quantiles are the expanded percentile interval's
+    for ``m`` tasks (Hesterberg 2015, :func:`~ek.stats.expanded_tail`: the small-sample
+    correction). Linear in tasks per replicate: the draws are counted by distinct ``(n, c)``,
+    and each mean is a sum over the distinct counts."""
+    m, n_distinct = len(classes), len(series[0][2])
     rng = random.Random(seed)
     reps: list[list[float]] = [[] for _ in series]
     for _ in range(n_resamples):
-        drawn = Counter(rng.choices(pairs, k=m))
+        drawn = Counter(rng.choices(classes, k=m))
+        times = [drawn[i] for i in range(n_distinct)]  # how often each (n, c) was drawn
         for (_, _, values), out in zip(series, reps):
-            out.append(math.fsum(c * values[p] for p, c in drawn.items()) / m)
-    method = f"percentile-bootstrap-over-tasks(n_resamples={n_resamples}, seed={seed})"
+            out.append(math.fsum(map(operator.mul, times, values)) / m)
+    method = f"percentile-bootstrap-over-tasks(expanded, n_resamples={n_resamples}, seed={seed})"
     reason = "one task: the interval is degenerate" if m == 1 else ""
     curves: dict[str, dict[int, Interval]] = {name: {} for name, _ in _CURVES}
     for (name, j, values), r in zip(series, reps):
-        point = mean([values[p] for p in pairs])
-        curves[name][j] = percentile_interval(point, r, confidence, method, reason)
+        point = mean([values[i] for i in classes])
+        curves[name][j] = percentile_interval(point, r, confidence, method, reason, n=m)
     return curves
 
 
@@ -429,11 +434,14 @@ def _build(
     one canonical order, sorted by id (an Inspect log lists them in completion order).
     """
     pairs = [counts[t] for t in sorted(counts)]
-    series = _series(pairs, k)
-    curves = {"clustered": _clustered_curves(pairs, series, options.confidence)}
-    if options.method == "bootstrap" or len(pairs) <= BOOTSTRAP_MAX_TASKS:
+    distinct = sorted(set(pairs))
+    index = {p: i for i, p in enumerate(distinct)}
+    classes = [index[p] for p in pairs]
+    series = _series(distinct, k)
+    curves = {"clustered": _clustered_curves(classes, series, options.confidence)}
+    if options.bootstrap:
         curves["bootstrap"] = _bootstrap_curves(
-            pairs, series, options.confidence, options.n_resamples, options.seed
+            classes, series, options.confidence, options.n_resamples, options.seed
         )
     main = curves.pop(options.method)
     other = next(iter(curves.values()), {})
@@ -564,7 +572,8 @@ def reliability(
     (the trials of a task are correlated), by one of two methods:
 
     * ``"bootstrap"``: the percentile bootstrap over tasks (``random.Random(seed).choices``
-      over the tasks sorted by id, ``n_resamples`` times; :func:`~ek.stats.percentile_interval`);
+      over the tasks sorted by id, ``n_resamples`` times; :func:`~ek.stats.percentile_interval`
+      with Hesterberg's expansion for few tasks, the standard small-sample correction);
     * ``"clustered"``: the cluster-robust standard error with tasks as clusters (Miller 2024,
       arXiv 2411.00640): ``sd / sqrt(m)`` of the per-task estimates, Student's t with
       ``m − 1`` degrees of freedom (:func:`~ek.stats.mean_interval`), in O(tasks);
@@ -621,7 +630,11 @@ def reliability(
     min_n = min(n for n, _ in data.values())
     k = _resolve_k(data, k, min_n, raised)
     raised += _notes(data, k)
-    options = _Options(confidence, n_resamples, seed, choose_interval(interval, len(data)))
+    method = choose_interval(interval, len(data))
+    small = (
+        len(data) <= BOOTSTRAP_MAX_TASKS
+    )  # then the bootstrap is cheap: beside, if not the method
+    options = _Options(confidence, n_resamples, seed, method, method == "bootstrap" or small)
     for msg, category in raised:
         warnings.warn(msg, category, stacklevel=2)
     report = _build(data, k, options, [msg for msg, _ in raised])

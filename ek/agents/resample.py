@@ -8,7 +8,8 @@ unit**. Two methods:
   ``n_resamples`` times, ``random.Random(seed).choices`` draws the tasks with replacement
   from the task ids in sorted order (for a change: the current run's, then the baseline's, or
   the shared tasks once when paired), and the aggregate is recomputed on the drawn tasks;
-  :func:`ek.stats.percentile_interval`.
+  :func:`ek.stats.percentile_interval`, expanded for the number of tasks (Hesterberg 2015; the
+  fewer run's, for two independent runs).
 * **clustered**: the cluster-robust standard error with tasks as clusters (Miller 2024,
   arXiv 2411.00640; :func:`ek.stats.clustered_se`), Student's t. A task's influence on the
   aggregate is found by deleting it (the jackknife: ``u_t = (m - 1) / m * (f(S) - f(S - s_t))``
@@ -36,7 +37,7 @@ Example:
     >>> d = MetricDifference("task_success", cur, base, list("abcd"))
     >>> iv = d.bootstrap(0.95, 200, 0)
     >>> iv.point, iv.low >= 0.0, iv.method
-    (0.5, True, 'task-bootstrap-paired(n_resamples=200, seed=0)')
+    (0.5, True, 'task-bootstrap-paired(expanded, n_resamples=200, seed=0)')
     >>> iv = d.clustered(0.95)   # d_t = (0, 0, 1, 1): 0.5 ± t(0.975; 3) * sd(d) / 2
     >>> round(iv.low, 4), round(iv.high, 4), iv.method   # 0.5 ± 3.1824 * 0.5774 / 2
     (-0.4187, 1.4187, 'task-clustered-paired(t, df=3)')
@@ -169,12 +170,12 @@ class MetricSample:
 
     def bootstrap(self, confidence: float, n_resamples: int, seed: int) -> Interval:
         """The percentile bootstrap interval of the aggregate over tasks."""
-        method = f"task-bootstrap(n_resamples={n_resamples}, seed={seed})"
+        method = f"task-bootstrap(expanded, n_resamples={n_resamples}, seed={seed})"
         if math.isnan(self.value):
             return Interval(_NAN, _NAN, _NAN, confidence, method, "the aggregate is undefined")
         rng = random.Random(seed)
         reps = [self.of(self.draw(rng)) for _ in range(n_resamples)]
-        return percentile_interval(self.value, reps, confidence, method)
+        return percentile_interval(self.value, reps, confidence, method, n=len(self.ids))
 
     def clustered(self, confidence: float) -> Interval:
         """The cluster-robust interval of the aggregate, tasks as clusters (needs sums)."""
@@ -241,7 +242,7 @@ class MetricDifference:
     def bootstrap(self, confidence: float, n_resamples: int, seed: int) -> Interval:
         """The percentile bootstrap interval of the change over tasks."""
         kind = "paired" if self.paired else "independent"
-        method = f"task-bootstrap-{kind}(n_resamples={n_resamples}, seed={seed})"
+        method = f"task-bootstrap-{kind}(expanded, n_resamples={n_resamples}, seed={seed})"
         if math.isnan(self.point):
             return Interval(_NAN, _NAN, _NAN, confidence, method, "an aggregate is undefined (NaN)")
         rng = random.Random(seed)
@@ -250,7 +251,8 @@ class MetricDifference:
             ic = self.cur.draw(rng)
             ib = ic if self.paired else self.base.draw(rng)
             reps.append(self.cur.of(ic) - self.base.of(ib))
-        return percentile_interval(self.point, reps, confidence, method)
+        n = min(len(self.cur.ids), len(self.base.ids))
+        return percentile_interval(self.point, reps, confidence, method, n=n)
 
     def clustered(self, confidence: float) -> Interval:
         """The cluster-robust interval of the change, tasks as clusters (needs sums)."""
