@@ -29,13 +29,13 @@ from ek.agents.verifier import (
 )
 from ek.agents.verifier.checker import _workspace_of
 from ek.agents.verifier.process import Bounded as _Bounded
+from ek.agents.verifier.tree import WorkspaceError as _WorkspaceError
+from ek.agents.verifier.tree import copy_workspace as _copy_workspace
+from ek.agents.verifier.tree import remove_tree as _remove_tree
 from ek.agents.verifier.verdict import judge as _judge
 from ek.agents.verifier.verdict import sign as _sign
-from ek.agents.verifier.workspace import WorkspaceError as _WorkspaceError
-from ek.agents.verifier.workspace import copy_workspace as _copy_workspace
 from ek.agents.verifier.workspace import digest as _digest
 from ek.agents.verifier.workspace import discover as _discover
-from ek.agents.verifier.workspace import remove_tree as _remove_tree
 from ek.registry import resolve
 
 CP, CF = "test_c.py::test_p", "test_c.py::test_f"  # canary ids used with the pure judge
@@ -529,8 +529,10 @@ def test_timeout_kills_the_process_group(hidden: Path, tmp_path: Path) -> None:
         "os.write(2, f'EK_PID={p.pid}\\n'.encode())\n"
         "def add(a, b):\n    while True:\n        pass\n"
     )
-    v = hidden_tests(hidden, timeout=3).verify(_write(tmp_path / "ws", {"solution.py": spin}))
-    assert (v.passed, v.status) == (False, "timeout") and "3 s" in v.reason
+    # 10 s: the timeout must outlast the start of both test processes (they compile every
+    # module from source, no bytecode is read) on a loaded machine, so that the grandchild runs
+    v = hidden_tests(hidden, timeout=10).verify(_write(tmp_path / "ws", {"solution.py": spin}))
+    assert (v.passed, v.status) == (False, "timeout") and "10 s" in v.reason
     pid = _pid_in(v.output, "EK_PID")
     # the grandchild was in the killed process group; reap-or-gone within a short grace period
     for _ in range(50):
@@ -697,3 +699,121 @@ def test_workspace_code_behind_the_bridge_keeps_test_semantics(tmp_path: Path) -
     ws = _write(tmp_path / "ws", {"solution.py": _STACK})
     v = hidden_tests({"test_stack.py": _STACK_TESTS}).verify(ws)
     assert v.status == "passed", v.reason + v.output[-2000:]
+
+
+_VALUES = """
+import collections, enum
+
+Point = collections.namedtuple("Point", "x y")
+
+
+class Meters(float):
+    pass
+
+
+class Color(enum.IntEnum):
+    RED = 1
+
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return isinstance(other, Box) and other.v == self.v
+
+    def __lt__(self, other):
+        return self.v < other.v
+
+    def __hash__(self):
+        return hash(self.v)
+
+
+class Truthy:
+    def __bool__(self):
+        return True
+
+
+class Fuzzy:
+    def __eq__(self, other):
+        return Truthy()
+
+    __hash__ = object.__hash__
+
+
+def point():
+    return Point(1, 2)
+
+
+def meters():
+    return Meters(2.5)
+
+
+def color():
+    return Color.RED
+
+
+def bag():
+    return collections.Counter("aab")
+
+
+def boxes():
+    return [Box(3), Box(1), Box(2)]
+
+
+def box(v):
+    return Box(v)
+
+
+def fuzzy():
+    return Fuzzy()
+"""
+
+_VALUES_TESTS = """
+from solution import Color, bag, box, boxes, color, fuzzy, meters, point
+
+
+def test_named_tuple_compares_as_its_tuple():
+    assert point() == (1, 2) and point() != (2, 1) and point().x == 1
+
+
+def test_float_subclass_compares_as_its_float():
+    assert meters() == 2.5 and meters() < 3 and 2 < meters()
+
+
+def test_int_enum_compares_as_its_int():
+    assert color() == 1 and color() == Color.RED
+
+
+def test_dict_subclass_compares_as_its_dict():
+    assert "a" in bag() and bag() == {"a": 2, "b": 1}
+
+
+def test_workspace_objects_compare_in_the_workspace():
+    assert sorted(boxes()) == [box(1), box(2), box(3)]
+
+
+def test_no_plain_value_no_comparison():
+    assert box(1) == 1
+
+
+def test_a_comparison_answers_a_bool():
+    assert fuzzy() == fuzzy()
+"""
+
+
+@pytest.mark.slow
+def test_comparisons_with_the_tests_values_are_made_in_the_trusted_process(tmp_path: Path) -> None:
+    # Issue 30: a workspace object compared with a test's value is compared as the plain value
+    # of the built-in type it derives from (a named tuple as a tuple, a float subclass as a
+    # float, an IntEnum as an int, a Counter as a dict), never by its own __eq__; one that
+    # derives from none cannot be compared with the test's values. Two workspace objects are
+    # compared by the workspace, and the answer must be a bool.
+    ws = _write(tmp_path / "ws", {"solution.py": _VALUES})
+    v = hidden_tests({"test_values.py": _VALUES_TESTS}).verify(ws)
+    bad = ("test_values.py::test_a_comparison_answers_a_bool",
+           "test_values.py::test_no_plain_value_no_comparison")  # fmt: skip
+    assert v.status == "failed" and v.failed_tests == bad, v.reason + v.output[-2000:]
+    assert sum(o == "passed" for o in v.detail["outcomes"].values()) == 5  # the other five
+    why = v.detail["longrepr"]
+    assert "not a bool" in why[bad[0]] and "derives from no built-in data type" in why[bad[1]]

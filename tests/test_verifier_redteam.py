@@ -30,12 +30,12 @@ from redteam.attacks import (
     STDOUT_HOLDER,
     Attack,
 )
-from redteam.run import Row, format_table, run_all, run_attack
+from redteam.run import Row, format_table, landlock_off, run_all, run_attack
 
 from ek.agents.base import Episode
 from ek.agents.metrics import TaskSuccessMetric
-from ek.agents.verifier import HiddenTestVerdict, hidden_tests, process
-from ek.agents.verifier.workspace import remove_tree
+from ek.agents.verifier import HiddenTestVerdict, hidden_tests
+from ek.agents.verifier.tree import remove_tree
 
 pytestmark = pytest.mark.slow
 
@@ -67,6 +67,10 @@ NAIVE_FOOLED = {
     "rewrite_uncollected",
     "shadow_numpy_testing",
     "always_equal",
+    "eq_returns_one",
+    "eq_returns_truthy",
+    "eq_knows_the_test_types",
+    "int_subclass_eq",
 }
 # Issue 18: each attack that gave a false pass, by the issue's wording.
 ISSUE18 = {
@@ -136,6 +140,24 @@ def test_episode_workspace_is_refused_with_a_clear_message(rows: dict[str, Row])
     assert v.status == "error" and "pass workspace=" in v.reason
 
 
+# Issue 30, item 1: each of these results claims to equal 5 while the opaque probe sees nothing;
+# the trusted process now compares the object's plain value (an int subclass's int) or refuses.
+COMPARISONS = {
+    "eq_returns_one": "derives from no built-in data type",
+    "eq_returns_truthy": "derives from no built-in data type",
+    "eq_knows_the_test_types": "derives from no built-in data type",
+    "int_subclass_eq": "assert 42 == 5",  # compared here as the int it is
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPARISONS))
+def test_comparisons_are_decided_in_the_trusted_process(rows: dict[str, Row], name: str) -> None:
+    v = rows[name].verdict
+    assert v.status == "failed" and len(v.failed_tests) == 3, v.reason
+    why = v.detail["longrepr"]["test_solution.py::test_add_small"]
+    assert COMPARISONS[name] in why, why
+
+
 def test_naive_checker_is_fooled(rows: dict[str, Row]) -> None:
     fooled = {n for n, r in rows.items() if r.naive_fooled}
     assert fooled >= NAIVE_FOOLED, sorted(NAIVE_FOOLED - fooled)
@@ -158,18 +180,10 @@ def test_control_honest_workspace_passes_every_trial_and_interpreter(tmp_path: P
 
 # --------------------------------------------------------------------------- defence in depth
 @pytest.fixture
-def no_landlock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def no_landlock() -> Iterator[None]:
     """The workspace process as on a kernel without Landlock (the child's own source edited)."""
-    original = process.source_of
-
-    def without(module: str) -> str:
-        src = original(module)
-        if module == "child":
-            src = src.replace('status["landlock"] = _landlock(libc, cfg)', 'status["landlock"] = 0')
-        return src
-
-    monkeypatch.setattr(process, "source_of", without)
-    yield
+    with landlock_off():
+        yield
 
 
 def test_issue18_attacks_are_caught_without_landlock(no_landlock: None) -> None:
@@ -229,7 +243,8 @@ def test_timeout_holds_when_a_background_process_keeps_stdout_open(tmp_path: Pat
     ws = _write(tmp_path / "ws", {"solution.py": STDOUT_HOLDER})
     got: list[HiddenTestVerdict] = []
     t = threading.Thread(
-        target=lambda: got.append(hidden_tests(HIDDEN_TESTS, timeout=5).verify(ws))
+        # 10 s: room for both test processes to start (no bytecode) on a loaded machine
+        target=lambda: got.append(hidden_tests(HIDDEN_TESTS, timeout=10).verify(ws))
     )
     t.start()
     t.join(300)
@@ -277,8 +292,8 @@ def test_deep_trees_are_copied_and_cleaned_up(tmp_path: Path, private_tmp: Path)
     finally:
         remove_tree(ws)  # pytest's own tmp_path cleanup would recurse too deep
     assert v.status == "passed", v.reason
-    (parent,) = private_tmp.iterdir()  # ek-verifier-<uid>: only the shared bytecode cache stays
-    assert sorted(p.name for p in parent.iterdir()) == ["pycache"]
+    (parent,) = private_tmp.iterdir()  # ek-verifier-<uid>: nothing stays (no bytecode cache)
+    assert sorted(p.name for p in parent.iterdir()) == []
 
 
 def test_many_empty_directories_hit_the_copy_limit(tmp_path: Path, private_tmp: Path) -> None:
@@ -290,7 +305,7 @@ def test_many_empty_directories_hit_the_copy_limit(tmp_path: Path, private_tmp: 
     v = hidden_tests(HIDDEN_TESTS, max_files=2_000).verify(ws)
     assert v.status == "error" and "files and directories" in v.reason
     (parent,) = private_tmp.iterdir()
-    assert [p.name for p in parent.iterdir() if p.name != "pycache"] == []
+    assert [p.name for p in parent.iterdir()] == []
 
 
 _LIMIT_TESTS = {

@@ -27,12 +27,13 @@ if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ek.agents.base import Episode
-from ek.agents.verifier import HiddenTestVerdict, hidden_tests
+from ek.agents.verifier import HiddenTestVerdict, hidden_tests, process
 from redteam.attacks import ATTACKS, HIDDEN_TESTS, WRONG, Attack, materialise
 
 __all__ = [
     "Row",
     "format_table",
+    "landlock_off",
     "naive_check",
     "run_all",
     "run_attack",
@@ -105,6 +106,25 @@ def naive_check(
     except subprocess.TimeoutExpired:
         return None
     return r.returncode
+
+
+@contextlib.contextmanager
+def landlock_off() -> Iterator[None]:
+    """Run the workspace process as on a kernel without Landlock (its source text, edited),
+    to show what holds without it."""
+    original = process.source_of
+
+    def without(module: str) -> str:
+        src = original(module)
+        if module == "child":
+            src = src.replace('status["landlock"] = _landlock(libc, cfg)', 'status["landlock"] = 0')
+        return src
+
+    process.source_of = without  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        process.source_of = original  # type: ignore[assignment]
 
 
 @contextlib.contextmanager

@@ -9,18 +9,24 @@ the test outcomes decided in a process that never runs the agent's code:
   imports workspace code; a hidden test's ``import solution`` gives a proxy, and every call
   goes to a separate *workspace process* that alone imports the agent's code. Plain values
   (numbers, strings, bytes, lists, tuples, dicts, sets of them) come back by value, so the
-  test's ``assert add(2, 3) == 5`` compares real values in the trusted process; an object that
-  claims to equal an object it has never seen is ``"tampering"``;
+  test's ``assert add(2, 3) == 5`` compares real values in the trusted process; a workspace
+  object compared with a test's value is compared there too, as the plain value of the
+  built-in type it derives from (or the test fails); an object that claims to equal an object
+  it has never seen is ``"tampering"``; what the trusted process accepts from the workspace
+  is bounded;
 - **the workspace process is sandboxed** before any workspace code runs: resource limits
-  (memory, CPU seconds, processes, file size), no capabilities, no new privileges and, on Linux
-  with Landlock, no access to the checker's folders or the hidden tests' source, writes only
-  to its workspace copy, no TCP, no signals outside itself;
+  (memory, CPU seconds, processes and threads, file size), no capabilities, no new privileges
+  and, on Linux with Landlock, no access to the checker's folders, the hidden tests' source or
+  other processes' ``/proc`` entries, writes only to its workspace copy, no TCP, no signals
+  outside itself; no command line names the tests;
 - **the report is signed**: the trusted process streams every outcome with an HMAC (key on its
   stdin, never seen by the workspace process) and sequence number; two **canary tests** with
   random names (one must pass, one must fail) remain as a tripwire;
 - the hidden tests are read and **hashed when the checker is built**; the trusted process
   compiles them from a verified in-memory copy; the tests, their source and the test
-  interpreter's **site-packages are checked unchanged** before and after each run;
+  interpreter's **site-packages are checked unchanged** before and after each run; no test
+  process reads or writes bytecode; the workspace is copied without following any link the
+  agent could swap in;
 - both processes run ``python -I`` with an environment built from scratch, no plugin
   autoloading, ``--noconftest``, the checker's own ini file; installed packages always win over
   workspace modules of the same name; the runner is the **child subreaper** of everything the
@@ -39,8 +45,10 @@ The package, one concept a module:
 
 - :mod:`~ek.agents.verifier.checker`: :class:`HiddenTestChecker`, :func:`hidden_tests`,
   :func:`run_hidden_tests` (the order of a run);
-- :mod:`~ek.agents.verifier.workspace`: the hidden tests' snapshot and hash, the workspace copy,
-  folder removal, the site-packages baseline;
+- :mod:`~ek.agents.verifier.workspace`: the hidden tests' snapshot and hash, the checks'
+  folder, the site-packages baseline;
+- :mod:`~ek.agents.verifier.tree`: the workspace copy and the removal of a check's folders
+  (descriptor-relative, no link followed);
 - :mod:`~ek.agents.verifier.canary`: the two canary tests of each run;
 - :mod:`~ek.agents.verifier.process`: the trusted test process (command, environment, pipes,
   timeout, process count);

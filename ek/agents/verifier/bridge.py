@@ -12,7 +12,20 @@ compares real integers in this process; anything else is a numbered reference
 (:class:`RemoteObject`). Errors raised there are raised here: a built-in ``Exception`` type
 as itself, a workspace exception class as a local class of the same name derived from the
 nearest built-in one. A message that is not well formed, or the workspace process leaving
-with status 0 in the middle of a request, is reported as tampering through ``on_tamper``.
+with status 0 in the middle of a request, is reported as tampering through ``on_event``.
+
+**Comparisons are decided here.** A workspace object compared with a value of the test
+(``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``in``) never sees that value: it is asked
+for the plain value of the built-in data type it derives from (an ``int`` subclass's
+``int``, a named tuple's ``tuple``, ...), and that value is compared here; an object that
+derives from no such type cannot be compared with the test's values, and the test fails
+(:class:`UntrustedComparison`). Two workspace objects are compared there, and the answer
+must be exactly a ``bool``.
+
+**What it accepts is bounded**: one message at most :data:`MESSAGE_LIMIT` bytes, all of a
+run's messages at most the ``transfer`` limit (past either, the workspace process is stopped
+and the run reported over its limit through ``on_event``), and the workspace's printed text
+at most :data:`OUT_LIMIT` characters (the rest is dropped, with a note).
 
 Keep this module importable without side effects and free of non-stdlib imports.
 """
@@ -34,15 +47,21 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 __all__ = [
+    "MESSAGE_LIMIT",
+    "OUT_LIMIT",
     "Bridge",
     "ProtocolError",
     "RemoteError",
     "RemoteObject",
+    "UntrustedComparison",
     "WorkspaceDied",
     "WorkspaceFinder",
 ]
 
-_LINE_LIMIT = 64_000_000
+#: Most bytes of one message from the workspace process.
+MESSAGE_LIMIT = 4 << 20
+#: Most characters of the workspace's printed text passed on to the test session in one run.
+OUT_LIMIT = 1 << 20
 _SAFE_EXC = {
     n for n in dir(builtins)
     if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), Exception)
@@ -59,6 +78,14 @@ class WorkspaceDied(Exception):
 
 class RemoteError(Exception):
     """An error raised in the workspace process that is not an ``Exception`` (e.g. SystemExit)."""
+
+
+class UntrustedComparison(BaseException):
+    """A test compared a workspace object in a way only the workspace could answer.
+
+    A ``BaseException``, so that no ``except Exception`` (or ``pytest.raises(Exception)``) in a
+    test takes it for the comparison's answer: the test fails, with this reason.
+    """
 
 
 # --------------------------------------------------------------------------- proxies
@@ -156,76 +183,99 @@ class RemoteObject(metaclass=RemoteType):
         return _bridge().op(name, self, *args)
 
 
-_CLAIMS = {"eq": True, "ne": False, "lt": True, "le": True, "gt": True, "ge": True,
-           "contains": True}  # fmt: skip
-
-
 def _forward(name: str) -> Callable[..., Any]:
     def method(self: RemoteObject, *args: Any) -> Any:
-        result = self._ek_op(name, *args)
-        if name in _CLAIMS and result is _CLAIMS[name]:
-            _probe(self, name)
-        return result
+        return self._ek_op(name, *args)
 
     method.__name__ = f"__{name}__"
     return method
 
 
+# --------------------------------------------------------------------------- comparisons
+#: What each comparison claims when it answers this (``ne``: equality).
+_CLAIMS = {"eq": True, "ne": False, "lt": True, "le": True, "gt": True, "ge": True,
+           "contains": True}  # fmt: skip
+_HERE: dict[str, Callable[[Any, Any], Any]] = {
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+    "contains": lambda container, item: item in container,
+}  # fmt: skip
+#: The exact types a plain value arrives as (what :meth:`_Values.decode` rebuilds).
+_PLAIN_TYPES = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set,
+                frozenset)  # fmt: skip
+_NO_VALUE = object()
+
+
+def _compare(name: str) -> Callable[..., Any]:
+    def method(self: RemoteObject, other: Any) -> Any:
+        if isinstance(other, RemoteObject):  # two workspace objects: the workspace's own say
+            return _workspace_answer(self, name, other)
+        mine = _plain_value(self)
+        if mine is _NO_VALUE:
+            _probe(self, name)
+            raise UntrustedComparison(
+                f"a test compared a workspace object of type {type(self).__name__!r} with "
+                f"its own {type(other).__name__} ({name!r}); the workspace's answer cannot be "
+                "trusted and the object derives from no built-in data type to compare here: "
+                "make the workspace return plain data (int, float, str, list, dict ...)"
+            )
+        return _HERE[name](mine, other)
+
+    method.__name__ = f"__{name}__"
+    return method
+
+
+def _workspace_answer(obj: RemoteObject, name: str, other: RemoteObject) -> bool:
+    """Two workspace objects compared by the workspace: exactly a bool, or the test fails."""
+    result = obj._ek_op(name, other)
+    if type(result) is not bool:
+        raise UntrustedComparison(
+            f"the workspace answered {name!r} between two of its objects with a "
+            f"{type(result).__name__}, not a bool: a comparison's answer must be True or False"
+        )
+    if result is _CLAIMS[name]:
+        _probe(obj, name)
+    return result
+
+
+def _plain_value(obj: RemoteObject) -> Any:
+    """The plain value the workspace object stands for, asked without showing it the test's
+    value (its built-in data type's conversion: ``int(x)`` of an ``int`` subclass ...), or
+    ``_NO_VALUE``."""
+    try:
+        value = _bridge().op("plain", obj)
+    except (ProtocolError, WorkspaceDied):
+        raise
+    except Exception:  # no built-in data type among its bases, or its conversion raised
+        return _NO_VALUE
+    return value if type(value) in _PLAIN_TYPES else _NO_VALUE
+
+
 def _probe(obj: RemoteObject, name: str) -> None:
-    """A comparison claimed equality (or order, or membership): ask again about an opaque
-    object the workspace has never seen. An object that says it equals that too answers
-    anything with yes (an "always equal" object): no honest value does."""
-    if _bridge().op(name, obj, object()) is _CLAIMS[name]:
+    """Ask a comparison again about an opaque object the workspace has never seen: an object
+    that claims equality (or order, or membership) with that too answers anything with yes
+    (an "always equal" object): no honest value does, and it is tampering."""
+    try:
+        answer = _bridge().op(name, obj, object())
+    except (ProtocolError, WorkspaceDied):
+        raise
+    except Exception:  # e.g. TypeError: not orderable against an object: an honest answer
+        return
+    if answer is _CLAIMS[name]:
         _bridge().tamper(
             f"a workspace object of type {type(obj).__name__!r} answers {name!r} with "
             f"{_CLAIMS[name]} even for an object it has never seen (an always-equal object)"
         )
 
 
+for _name in _CLAIMS:
+    setattr(RemoteObject, f"__{_name}__", _compare(_name))
 for _name in [
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "add",
-    "sub",
-    "mul",
-    "truediv",
-    "floordiv",
-    "mod",
-    "pow",
-    "matmul",
-    "and",
-    "or",
-    "xor",
-    "lshift",
-    "rshift",
-    "radd",
-    "rsub",
-    "rmul",
-    "rtruediv",
-    "rfloordiv",
-    "rmod",
-    "rpow",
-    "rmatmul",
-    "rand",
-    "ror",
-    "rxor",
-    "rlshift",
-    "rrshift",
-    "getitem",
-    "setitem",
-    "delitem",
-    "contains",
-    "next",
-    "neg",
-    "pos",
-    "abs",
-    "invert",
-    "complex",
-]:
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+    "lshift", "rshift", "radd", "rsub", "rmul", "rtruediv", "rfloordiv", "rmod", "rpow",
+    "rmatmul", "rand", "ror", "rxor", "rlshift", "rrshift", "getitem", "setitem", "delitem",
+    "next", "neg", "pos", "abs", "invert", "complex",
+]:  # fmt: skip
     setattr(RemoteObject, f"__{_name}__", _forward(_name))
 
 
@@ -361,14 +411,16 @@ class Bridge:
     """The workspace process, started on first use, and the conversation with it.
 
     Args:
-        command: How to start it (``python -I ... child.py <config>``); the two pipe ends are
-            added to its config here.
-        config: The child's config (workspace, limits, Landlock paths).
+        command: How to start it (``python -I ... child.py``); its config goes to its stdin,
+            with the two pipe ends added here.
+        config: The child's config (workspace, limits, Landlock paths); ``limits["transfer"]``
+            also bounds what this side accepts.
         cwd: Its working directory (the workspace copy).
         env: Its environment.
         out_fd: Where its own stdout / stderr go (the checker's bounded output).
-        on_event: Called with ``("sandbox", status)`` once it started and with
-            ``("tamper", reason)`` when it misbehaves in a way no honest program does.
+        on_event: Called with ``("sandbox", status)`` once it started, with ``("tamper",
+            reason)`` when it misbehaves in a way no honest program does, and with ``("limit",
+            reason)`` when it sends more than this side accepts.
     """
 
     def __init__(
@@ -385,18 +437,26 @@ class Bridge:
         self.proc: subprocess.Popen[bytes] | None = None
         self.dead: str | None = None
         self.values = _Values()
+        self.transfer = int(config["limits"]["transfer"])
+        self.received = 0
+        self.out_left = OUT_LIMIT
 
     def start(self) -> None:
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         cfg = {**self.config, "rfd": req_r, "wfd": resp_w}
         self.proc = subprocess.Popen(
-            [*self.command, json.dumps(cfg)], cwd=self.cwd, env=self.env,
-            stdin=subprocess.DEVNULL, stdout=self.out_fd, stderr=self.out_fd,
-            pass_fds=(req_r, resp_w), start_new_session=True,
+            self.command, cwd=self.cwd, env=self.env, stdin=subprocess.PIPE,
+            stdout=self.out_fd, stderr=self.out_fd, pass_fds=(req_r, resp_w),
+            start_new_session=True,
         )  # fmt: skip
         os.close(req_r)
         os.close(resp_w)
+        assert self.proc.stdin is not None
+        with contextlib.suppress(OSError):  # its config on stdin: never on its command line
+            self.proc.stdin.write(json.dumps(cfg).encode("utf-8"))
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
         self.wfd = req_w
         self.rfile = os.fdopen(resp_r, "rb")
         hello = self.receive()
@@ -409,6 +469,11 @@ class Bridge:
         self.kill(f"stopped: {reason}")
         raise ProtocolError(reason)
 
+    def over_limit(self, reason: str) -> NoReturn:
+        self.on_event("limit", reason)
+        self.kill(f"stopped: {reason}")
+        raise WorkspaceDied(self.dead)
+
     def kill(self, why: str) -> None:
         self.dead = self.dead or why
         if self.proc is not None and self.proc.poll() is None:
@@ -418,11 +483,22 @@ class Bridge:
 
     def receive(self) -> dict[str, Any]:
         try:
-            line = self.rfile.readline(_LINE_LIMIT)
+            line = self.rfile.readline(MESSAGE_LIMIT + 1)
         except OSError:
             line = b""
         if not line:
             self._died()
+        self.received += len(line)
+        if len(line) > MESSAGE_LIMIT:
+            self.over_limit(
+                f"the workspace process sent a message of more than {MESSAGE_LIMIT} bytes "
+                "(the most one message may hold)"
+            )
+        if self.received > self.transfer:
+            self.over_limit(
+                f"the workspace process sent more than {self.transfer} bytes in this run "
+                "(limits['transfer'])"
+            )
         try:
             msg = json.loads(line)
         except (ValueError, RecursionError):
@@ -458,8 +534,7 @@ class Bridge:
         while True:
             answer = self.receive()
             if "out" in answer:
-                stream = sys.stderr if answer.get("stream") == 2 else sys.stdout
-                stream.write(str(answer["out"]))
+                self.echo(answer)
             elif answer.get("op") == "callback":
                 self.callback(answer)
             elif "ok" in answer:
@@ -468,6 +543,22 @@ class Bridge:
                 raise self.values.error(answer["err"])
             else:
                 self.tamper(f"the workspace process wrote an unexpected message: {answer!r:.120}")
+
+    def echo(self, answer: dict[str, Any]) -> None:
+        """Pass the workspace's printed text on to the test session, up to :data:`OUT_LIMIT`."""
+        if self.out_left < 0:  # past the limit, and the note is written
+            return
+        text = str(answer["out"])
+        if len(text) > self.out_left:
+            text = text[: self.out_left] + (
+                f"\n[... the workspace printed more than {OUT_LIMIT} characters in this run: "
+                "the rest is dropped ...]\n"
+            )
+            self.out_left = -1
+        else:
+            self.out_left -= len(text)
+        stream = sys.stderr if answer.get("stream") == 2 else sys.stdout
+        stream.write(text)
 
     def callback(self, msg: dict[str, Any]) -> None:
         fn = self.values.prefs.get(msg.get("id"))  # type: ignore[arg-type]

@@ -43,20 +43,25 @@ from ek.agents.verifier.process import (
     StartError,
     build_command,
     build_env,
+    child_command,
     prepare_private,
     pytest_args,
     run_isolated,
 )
+from ek.agents.verifier.tree import (
+    TestsInWorkspace,
+    WorkspaceError,
+    copy_workspace,
+    identity,
+    remove_tree,
+)
 from ek.agents.verifier.verdict import Evidence, HiddenTestVerdict, Ruling, decide
 from ek.agents.verifier.workspace import (
     SiteBaseline,
-    WorkspaceError,
     check_parent,
-    copy_workspace,
     digest,
     discover,
     read_back,
-    remove_tree,
     site_baseline,
     snapshot_tests,
 )
@@ -68,7 +73,7 @@ __all__ = ["HiddenTestChecker", "hidden_tests", "run_hidden_tests"]
 PathLike = Union[str, "os.PathLike[str]"]
 
 _ENV_PREFIXES = ("PYTHON", "PYTEST", "EK_VERIFIER")
-_LIMIT_KEYS = ("memory", "cpu", "processes", "file_size")
+_LIMIT_KEYS = ("memory", "cpu", "processes", "file_size", "transfer")
 _NO_WORKSPACE = (
     "hidden_tests needs the workspace from the harness: pass workspace=<path> or "
     "workspace=<callable(episode) -> path> to hidden_tests(), or call check.verify(path). "
@@ -130,6 +135,8 @@ def _check_workspace_option(workspace: Any) -> None:
         raise TypeError(
             f"workspace must be a path, a callable(episode) -> path, or None, got {type(workspace).__name__}"
         )
+    if isinstance(workspace, (str, os.PathLike)) and not os.fspath(workspace):
+        raise ValueError(f"workspace must be a non-empty path, got {workspace!r}")
 
 
 def _plugin_names(plugins: Iterable[str]) -> tuple[str, ...]:
@@ -167,6 +174,7 @@ def _resource_limits(
         "cpu": math.ceil(timeout) + 1,
         "processes": 64,
         "file_size": max_bytes,
+        "transfer": 64 << 20,
     }
     if limits is None:
         return out
@@ -204,6 +212,8 @@ def _workspace_problem(workspace: Any) -> Ruling | None:
         return Ruling(
             "error", f"workspace must be a path, got {type(workspace).__name__}: {workspace!r:.100}"
         )
+    if not os.fspath(workspace):  # Path("") is ".": the harness's own working directory
+        return Ruling("error", f"workspace must be a non-empty path, got {workspace!r}")
     ws = Path(workspace)
     if not ws.is_dir():
         return Ruling("error", f"workspace {str(ws)!r} is not a directory")
@@ -223,17 +233,16 @@ class _Dirs:
     """One check's folders, all under ``base`` (itself under :func:`check_parent`).
 
     ``tests`` and ``private`` (runner, ini, config) are the trusted process's alone; the
-    workspace process may read ``child`` and ``pycache`` (the bytecode cache that the trusted
-    processes of this user share, next to ``base``) and write ``ws`` and ``scratch`` (its
-    HOME, TMPDIR and pytest's basetemp).
+    workspace process may read ``child`` and write ``ws`` and ``scratch`` (its HOME, TMPDIR
+    and pytest's basetemp). ``pycache`` is where both Python processes would look for
+    bytecode: it is never made, and must not exist after the run.
     """
 
     def __init__(self, base: Path) -> None:
         self.base = base
         self.ws, self.tests, self.private = base / "ws", base / "tests", base / "private"
         self.child, self.scratch = base / "child", base / "scratch"
-        self.pycache = base.parent / "pycache"
-        self.pycache.mkdir(mode=0o700, exist_ok=True)
+        self.pycache = self.private / "pycache"
         for d in (self.ws, self.tests, self.private, self.child, self.scratch):
             d.mkdir()
         for sub in ("home", "tmp"):
@@ -272,8 +281,11 @@ class HiddenTestChecker:
         limits: Resource limits of the process that runs the workspace's code
             (``resource.setrlimit``; POSIX): ``memory`` (bytes of address space, default
             4 GiB), ``cpu`` (seconds, default ``ceil(timeout) + 1``), ``processes`` (default
-            64; also enforced by counting descendants, since Linux does not apply
-            ``RLIMIT_NPROC`` to root), ``file_size`` (bytes, default ``max_bytes``).
+            64, threads included; also enforced by counting the descendants' threads, since
+            Linux does not apply ``RLIMIT_NPROC`` to root), ``file_size`` (bytes, default
+            ``max_bytes``); and ``transfer``, the bytes the trusted test process accepts from
+            it in one run (default 64 MiB; one message at most 4 MiB; past either the run is
+            an ``"error"``).
         workspace_from_episode: Read the workspace from the episode (a path as
             ``episode.final_state``, ``final_state["workspace"]`` or
             ``metadata["workspace"]``) when ``workspace`` is not given. Off by default: the
@@ -408,35 +420,35 @@ class HiddenTestChecker:
 
     # -- implementation
     def _verify(self, workspace: Any) -> tuple[Ruling, str]:
-        problem = _workspace_problem(workspace)
+        problem = _workspace_problem(workspace) or _platform_problem()
         if problem is None:
-            problem = self._tests_problem(Path(workspace))
-        if problem is None:
-            problem = _platform_problem()
+            changed = self._source_changed()
+            problem = None if changed is None else Ruling("tampering", changed)
         if problem is not None:
             return problem, ""
         return self._in_fresh_dirs(Path(workspace))
 
-    def _tests_problem(self, ws: Path) -> Ruling | None:
-        """The hidden tests' source changed, cannot be read, or overlaps the workspace."""
+    def _source_changed(self) -> str | None:
+        """Why the hidden tests' source no longer holds what was read when the checker was built."""
         if self._source is None:
             return None
         try:
             now, _ = snapshot_tests(self._source)
         except OSError as e:
-            return Ruling(
-                "tampering", f"the hidden tests at {str(self._source)!r} can no longer be read: {e}"
-            )
+            return f"the hidden tests at {str(self._source)!r} can no longer be read: {e}"
         if digest(now) != self._digest:
-            return Ruling(
-                "tampering",
-                f"the hidden tests at {str(self._source)!r} changed since the checker was built",
-            )
-        real_ws, real_src = os.path.realpath(ws), str(self._source)
-        src_dir = real_src if os.path.isdir(real_src) else os.path.dirname(real_src)
-        if os.path.commonpath([real_ws, src_dir]) in (real_ws, src_dir):
-            return Ruling("tampering", "the workspace contains, or lies inside, the hidden tests")
+            return f"the hidden tests at {str(self._source)!r} changed since the checker was built"
         return None
+
+    def _tests_folder(self) -> set[tuple[int, int]]:
+        """The identity of the hidden tests' folder (a single file's: its directory), if any."""
+        if self._source is None:
+            return set()
+        folder = self._source if self._source.is_dir() else self._source.parent
+        try:
+            return {identity(os.stat(folder))}
+        except OSError:
+            return set()
 
     def _in_fresh_dirs(self, ws: Path) -> tuple[Ruling, str]:
         """Copy the workspace into a fresh folder and run there; remove it all afterwards."""
@@ -444,7 +456,11 @@ class HiddenTestChecker:
         dirs = _Dirs(base)
         try:
             try:
-                skipped = copy_workspace(ws, dirs.ws, self.max_files, self.max_bytes)
+                skipped = copy_workspace(
+                    ws, dirs.ws, self.max_files, self.max_bytes, avoid=self._tests_folder()
+                )
+            except TestsInWorkspace as e:
+                return Ruling("tampering", str(e)), ""
             except WorkspaceError as e:
                 return Ruling("error", str(e)), ""
             except OSError as e:
@@ -479,33 +495,33 @@ class HiddenTestChecker:
             )
         return baseline
 
+    def _hidden_paths(self, dirs: _Dirs) -> list[str]:
+        """What the workspace process may not even read: every check's folder and the tests'
+        source; for a single test file also what pytest and Python leave beside it (its
+        bytecode in ``__pycache__`` holds the tests' constants, ``.pytest_cache`` their names)."""
+        hide = [str(dirs.base.parent)]
+        if self._source is not None:
+            hide.append(str(self._source))
+            if not self._source.is_dir():
+                hide += [str(self._source.parent / n) for n in ("__pycache__", ".pytest_cache")]
+        return hide
+
     def _config(self, dirs: _Dirs, canary: Canary, child: Path, ini: Path) -> dict[str, Any]:
         """The trusted test process's configuration (the HMAC key travels separately)."""
         names = [*self._files, canary.module]
         back = read_back(dirs.tests, names)
-        hide = [str(dirs.base.parent)] + ([str(self._source)] if self._source else [])
-        child_env = build_env(dirs.scratch / "home", dirs.scratch / "tmp", self.env)
         return {
             "tests": str(dirs.tests),
             "digests": {rel: hashlib.sha256(back[rel]).hexdigest() for rel in names},
             "workspace": str(dirs.ws),
             "args": pytest_args(ini, dirs.tests, dirs.scratch / "basetemp", self.plugins),
-            "child_command": [
-                self.python,
-                "-I",
-                "-B",
-                "-X",
-                "utf8",
-                "-X",
-                f"pycache_prefix={dirs.pycache}",
-                str(child),
-            ],
-            "child_env": child_env,
+            "child_command": child_command(self.python, child, dirs.pycache),
+            "child_env": build_env(dirs.scratch / "home", dirs.scratch / "tmp", self.env),
             "child_config": {
                 "workspace": str(dirs.ws),
                 "limits": dict(self.limits),
-                "hide": hide,
-                "read": [str(dirs.child), str(dirs.pycache)],
+                "hide": self._hidden_paths(dirs),
+                "read": [str(dirs.child)],
                 "write": [str(dirs.ws), str(dirs.scratch), "/dev/null"],
             },
         }
@@ -521,7 +537,7 @@ class HiddenTestChecker:
         key = secrets.token_bytes(32)
         try:
             result = run_isolated(
-                build_command(self.python, runner, dirs.private / "config.json", dirs.pycache),
+                build_command(self.python, runner, dirs.pycache),
                 cwd=dirs.ws,
                 env=build_env(dirs.scratch / "home", dirs.scratch / "tmp", self.env),
                 config=self._config(dirs, canary, child, ini),
@@ -534,32 +550,21 @@ class HiddenTestChecker:
         except StartError as e:
             return Ruling("error", f"cannot start the test interpreter {self.python!r}: {e}"), ""
         ruling = self._judge_run(result, dirs.tests, canary, skipped, key)
-        sandbox = ruling.detail.get("sandbox")
-        if not (isinstance(sandbox, dict) and sandbox.get("landlock")) and sandbox is not None:
-            remove_tree(dirs.pycache)  # it could write the shared bytecode cache: start afresh
-        return self._after(ruling, site), result.output
+        return self._after(ruling, site, dirs.pycache), result.output
 
-    def _after(self, ruling: Ruling, site: SiteBaseline) -> Ruling:
-        """The hidden tests' source and the interpreter's library folders, checked again."""
+    def _after(self, ruling: Ruling, site: SiteBaseline, pycache: Path) -> Ruling:
+        """The hidden tests' source, the interpreter's library folders and the (absent)
+        bytecode folder of the test processes, checked again after the run."""
         loaded = ruling.detail.get("loaded_files")
         if isinstance(loaded, list):
             self._loaded = tuple(loaded)
         detail = {k: v for k, v in ruling.detail.items() if k != "loaded_files"}
-        problem = self._tests_problem_after() or site.changed(self._loaded)
+        problem = self._source_changed() or site.changed(self._loaded)
+        if problem is None and os.path.lexists(pycache):
+            problem = f"bytecode was written where the test processes look for it ({pycache})"
         if problem is not None and ruling.status != "tampering":
             return Ruling("tampering", f"during the run: {problem}", detail=detail)
         return replace(ruling, detail=detail)
-
-    def _tests_problem_after(self) -> str | None:
-        if self._source is None:
-            return None
-        try:
-            now, _ = snapshot_tests(self._source)
-        except OSError as e:
-            return f"the hidden tests at {str(self._source)!r} can no longer be read: {e}"
-        if digest(now) != self._digest:
-            return f"the hidden tests at {str(self._source)!r} were modified"
-        return None
 
     def _intact(self, tests_dir: Path, canary: Canary) -> bool:
         """The hidden tests and the canary module in ``tests_dir`` are still what was written."""
@@ -581,8 +586,9 @@ class HiddenTestChecker:
         if result.too_many_processes:
             return Ruling(
                 "error",
-                f"the workspace started too many processes ({result.too_many_processes} > "
-                f"processes limit {self.limits['processes']}); all were killed",
+                f"the workspace started too many processes ({result.too_many_processes} "
+                f"processes and threads > processes limit {self.limits['processes']}); all "
+                "were killed",
                 detail={**paths, "exit_code": None},
             )
         if not self._intact(tests_dir, canary):

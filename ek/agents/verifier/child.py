@@ -1,16 +1,18 @@
 """The workspace process: the ONLY process that imports and runs the agent's code.
 
 The checker never imports this module to use it: it copies this file's source text into the
-run and starts it as ``python -I -B -X utf8 child.py <config json>`` from the trusted test
-process (:mod:`ek.agents.verifier.runner`). Before any workspace code is imported it
-sandboxes itself (:func:`sandbox`): resource limits, no capabilities, no new privileges, and
-on Linux with Landlock a filesystem allow-list (read everywhere except the checker's folders
-and the hidden tests' source; write only the workspace copy and a scratch folder), no TCP, no
-signals or abstract sockets outside itself. Then it serves requests (import, getattr, call,
-operators ...) from the trusted process over two pipes, one JSON message a line
-(:func:`serve`). Values cross as plain data; anything else stays here and crosses as a
-numbered reference. Nothing it sends can decide a verdict: the tests' assertions run in the
-trusted process, on the plain values it returns.
+run and starts it as ``python -I -B -X utf8 child.py`` from the trusted test process
+(:mod:`ek.agents.verifier.runner`), its config on stdin (never on its command line, which any
+process may read). Before any workspace code is imported it sandboxes itself
+(:func:`sandbox`): resource limits, no capabilities, no new privileges, and on Linux with
+Landlock a filesystem allow-list (read everywhere except the checker's folders, the hidden
+tests' source and the ``/proc`` entries of every other process; write only the workspace copy
+and a scratch folder), no TCP, no signals or abstract sockets outside itself; then it forgets
+the paths it hid. Then it serves requests (import, getattr, call, operators ...) from the
+trusted process over two pipes, one JSON message a line (:func:`serve`). Values cross as plain
+data; anything else stays here and crosses as a numbered reference. Nothing it sends can
+decide a verdict: the tests' assertions and comparisons run in the trusted process, on the
+plain values it returns.
 
 Keep this module importable without side effects and free of non-stdlib imports.
 """
@@ -20,7 +22,6 @@ from __future__ import annotations
 import base64
 import builtins
 import ctypes
-import ctypes.util
 import importlib
 import json
 import operator
@@ -38,7 +39,8 @@ _PLAIN = (type(None), bool, int, float, str)
 _OUT_LIMIT = 1_000_000
 
 # --------------------------------------------------------------------------- the sandbox
-_LL_READ = (1 << 0) | (1 << 2) | (1 << 3)  # EXECUTE, READ_FILE, READ_DIR
+_LL_READ_DIR = 1 << 3
+_LL_READ = (1 << 0) | (1 << 2) | _LL_READ_DIR  # EXECUTE, READ_FILE, READ_DIR
 _LL_FILE = (1 << 0) | (1 << 1) | (1 << 2)  # the rights that apply to a file
 _LL_WRITE_V1 = (1 << 1) | sum(1 << b for b in range(4, 13))  # WRITE_FILE, REMOVE_*, MAKE_*
 _LL_REFER, _LL_TRUNCATE = 1 << 13, 1 << 14
@@ -116,9 +118,12 @@ def _capabilities() -> str:
 
 
 def _read_roots(excluded: list[str]) -> list[str]:
-    """The smallest set of paths that covers the whole tree except ``excluded`` subtrees."""
+    """The smallest set of paths that covers the whole tree except ``excluded`` subtrees and
+    the ``/proc`` entries of every other process (their command lines, among other things).
+    A process started later has no entry in the set either: its ``/proc`` entry stays hidden."""
+    me = f"/proc/{os.getpid()}"
     ex = {os.path.realpath(p) for p in excluded}
-    chains = {os.path.dirname(p) for p in ex}
+    chains = {os.path.dirname(p) for p in ex} | {"/proc"}
     for p in list(chains):
         while p != os.path.dirname(p):
             p = os.path.dirname(p)
@@ -133,7 +138,7 @@ def _read_roots(excluded: list[str]) -> list[str]:
             continue
         for name in names:
             p = os.path.join(d, name)
-            if p in ex or os.path.islink(p):
+            if p in ex or os.path.islink(p) or (d == "/proc" and name.isdigit() and p != me):
                 continue
             (todo if p in chains else roots).append(p)
     return roots
@@ -168,6 +173,7 @@ def _landlock(libc: Any, cfg: dict[str, Any]) -> int:
     try:
         for p in _read_roots(cfg["hide"]):
             _add_rule(libc, ruleset, p, _LL_READ)
+        _add_rule(libc, ruleset, "/proc", _LL_READ_DIR)  # which processes exist, not their files
         for p in cfg["read"]:
             _add_rule(libc, ruleset, p, _LL_READ)
         for p in cfg["write"]:
@@ -193,7 +199,7 @@ def sandbox(cfg: dict[str, Any]) -> dict[str, Any]:
     status["no_new_privs"] = False
     status["landlock"] = 0
     if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)  # the C library the interpreter runs on
         status["no_new_privs"] = libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
         if status["no_new_privs"]:
             status["landlock"] = _landlock(libc, cfg)
@@ -307,7 +313,22 @@ _UNARY: dict[str, Callable[[Any], Any]] = {
 }  # fmt: skip
 
 
+_DATA_TYPES: tuple[type, ...] = (int, float, complex, str, bytes, tuple, list, dict, set,
+                                 frozenset)  # fmt: skip
+
+
+def _plain(target: Any) -> Any:
+    """``target`` as the built-in data type it derives from (an ``int`` subclass's ``int``, a
+    named tuple's ``tuple``): what the trusted process compares with a test's value."""
+    for base in _DATA_TYPES:
+        if isinstance(target, base):
+            return base(target)
+    raise TypeError(f"{type(target).__name__} derives from no built-in data type")
+
+
 def _operate(name: str, target: Any, args: list[Any]) -> Any:
+    if name == "plain":
+        return _plain(target)
     if name in _UNARY:
         return _UNARY[name](target)
     if name in _BINARY:
@@ -437,8 +458,10 @@ def serve(conn: _Conn) -> None:
 
 def main() -> None:
     """Sandbox this process, put the workspace on ``sys.path`` (after site-packages), serve."""
-    cfg = json.loads(sys.argv[1])
+    cfg = json.loads(sys.stdin.buffer.read())
     status = sandbox(cfg)
+    for key in ("hide", "read", "write"):  # nothing the workspace's code could look up later
+        del cfg[key]
     sys.path.append(cfg["workspace"])
     os.chdir(cfg["workspace"])
     conn = _Conn(cfg["rfd"], cfg["wfd"])

@@ -3,18 +3,25 @@
 :func:`prepare_private` writes the runner and the bridge (the source text of
 :mod:`ek.agents.verifier.runner` and :mod:`ek.agents.verifier.bridge`, never imported by the
 child as part of ``ek``) and the checker's own ``pytest.ini`` into a private directory, and the
-workspace process's code (:mod:`ek.agents.verifier.child`) into its own; :func:`build_command`
-and :func:`build_env` make a command line and an environment from scratch; :func:`run_isolated`
-starts the trusted test process in its own session, hands it the report's HMAC key on stdin,
-drains its output (head and tail kept, see :class:`Bounded`) and its report pipe with one
-``select`` loop (no reader thread, no wait on a pipe that a stray process keeps open), counts
-its descendants, and at the deadline or past the process limit asks it to kill its tree
-(``SIGTERM``; it is their subreaper), then kills its whole process group.
+workspace process's code (:mod:`ek.agents.verifier.child`) into its own; :func:`build_command`,
+:func:`child_command` and :func:`build_env` make command lines and an environment from scratch
+(no command line names the hidden tests or a configuration: those travel on stdin);
+:func:`run_isolated` starts the trusted test process in its own session, hands it the report's
+HMAC key and its configuration's path on stdin, drains its output (head and tail kept, see
+:class:`Bounded`) and its report pipe with one ``select`` loop (no reader thread, no wait on a
+pipe that a stray process keeps open), counts its descendants' threads, and at the deadline or
+past the process limit asks it to kill its tree (``SIGTERM``; it is their subreaper), then kills
+its whole process group.
+
+Neither Python process reads or writes bytecode: ``-B`` and a ``pycache_prefix`` that does not
+exist (the checker makes sure it still does not after the run), so every module they run is
+compiled from the source the checker verifies, and no check shares a cache another check's
+workspace could write into.
 
 Example:
-    >>> cmd = build_command("python", Path("/p/runner.py"), Path("/p/config.json"), Path("/c"))
-    >>> cmd[:6], cmd[-2:]
-    (['python', '-I', '-X', 'utf8', '-X', 'pycache_prefix=/c'], ['/p/runner.py', '/p/config.json'])
+    >>> cmd = build_command("python", Path("/p/runner.py"), Path("/p/pycache"))
+    >>> cmd[:7], cmd[-1]
+    (['python', '-I', '-B', '-X', 'utf8', '-X', 'pycache_prefix=/p/pycache'], '/p/runner.py')
 """
 
 from __future__ import annotations
@@ -129,15 +136,29 @@ def prepare_private(private: Path, child_dir: Path) -> tuple[Path, Path, Path]:
     return runner, ini, child
 
 
-def build_command(python: str, runner: Path, config: Path, pycache: Path) -> list[str]:
-    """The trusted test process: isolated interpreter; bytecode only from the checker's cache.
+def _python(python: str, pycache: Path) -> list[str]:
+    # -I: no PYTHON* variable, no user site, neither the script's nor the working directory on
+    # sys.path; -B and a pycache_prefix that does not exist: no bytecode read (not even a
+    # __pycache__ planted in site-packages) and none written.
+    return [python, "-I", "-B", "-X", "utf8", "-X", f"pycache_prefix={pycache}"]
 
-    ``-X pycache_prefix`` makes Python read and write ``.pyc`` files only under ``pycache``
-    (a folder the workspace process may read but not write), never a ``__pycache__`` of
-    site-packages that an earlier run could have planted.
+
+def build_command(python: str, runner: Path, pycache: Path) -> list[str]:
+    """The trusted test process's command line: the isolated interpreter and the runner.
+
+    Its configuration's path arrives on stdin, after the HMAC key (:func:`run_isolated`).
     """
-    return [python, "-I", "-X", "utf8", "-X", f"pycache_prefix={pycache}", str(runner),
-            str(config)]  # fmt: skip
+    return [*_python(python, pycache), str(runner)]
+
+
+def child_command(python: str, child: Path, pycache: Path) -> list[str]:
+    """The workspace process's command line; its configuration arrives on stdin.
+
+    Example:
+        >>> child_command("python", Path("/c/child.py"), Path("/p/pycache"))[-1]
+        '/c/child.py'
+    """
+    return [*_python(python, pycache), str(child)]
 
 
 def pytest_args(ini: Path, tests_dir: Path, basetemp: Path, plugins: Iterable[str]) -> list[str]:
@@ -194,7 +215,8 @@ class ProcessResult:
         output: Its bounded stdout and stderr (head and tail), the workspace process's too.
         lines: The report's non-blank lines, in order.
         overflow: True when the report exceeded :data:`REPORT_LIMIT`.
-        too_many_processes: The number of processes seen when it went past the limit, or 0.
+        too_many_processes: The number of processes and threads seen when they went past the
+            limit, or 0.
     """
 
     exit_code: int | None
@@ -205,20 +227,23 @@ class ProcessResult:
     too_many_processes: int = 0
 
 
-def _ppids() -> dict[int, int]:
-    out: dict[int, int] = {}
+def _processes() -> dict[int, tuple[int, int]]:
+    """Every process's parent and number of threads, from ``/proc/<pid>/stat``."""
+    out: dict[int, tuple[int, int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat", "rb") as f:
-                    out[int(entry)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+                    fields = f.read().rsplit(b")", 1)[1].split()
+                out[int(entry)] = int(fields[1]), int(fields[17])  # ppid, num_threads
             except (OSError, ValueError, IndexError):
                 pass
     return out
 
 
 def count_descendants(pid: int) -> int:
-    """How many processes descend from ``pid`` (Linux ``/proc``; 0 elsewhere).
+    """How many threads the processes that descend from ``pid`` run (each process counts at
+    least one, as for ``RLIMIT_NPROC``); Linux ``/proc``, 0 elsewhere.
 
     Example:
         >>> count_descendants(2**22 + 1)
@@ -226,14 +251,14 @@ def count_descendants(pid: int) -> int:
     """
     if not os.path.isdir("/proc"):
         return 0
-    children: dict[int, list[int]] = {}
-    for child, parent in _ppids().items():
-        children.setdefault(parent, []).append(child)
+    children: dict[int, list[tuple[int, int]]] = {}
+    for child, (parent, threads) in _processes().items():
+        children.setdefault(parent, []).append((child, threads))
     n, todo = 0, [pid]
     while todo:
-        kids = children.get(todo.pop(), [])
-        n += len(kids)
-        todo += kids
+        for child, threads in children.get(todo.pop(), []):
+            n += max(threads, 1)
+            todo.append(child)
     return n
 
 
@@ -321,7 +346,7 @@ def run_isolated(
     """Run the trusted test process; never longer than ``timeout`` (plus a short grace).
 
     ``config`` is written to ``config_path`` with the report pipe's descriptor added; the HMAC
-    ``key`` goes through stdin only.
+    ``key`` and then ``config_path`` go through stdin (no command line names them).
 
     Raises:
         StartError: The interpreter could not be started.
@@ -337,7 +362,7 @@ def run_isolated(
         os.close(wfd)
     assert proc.stdin is not None and proc.stdout is not None
     with contextlib.suppress(OSError):
-        proc.stdin.write(key.hex().encode() + b"\n")
+        proc.stdin.write(key.hex().encode() + b"\n" + os.fsencode(config_path) + b"\n")
         proc.stdin.close()
     drain = _Drain(proc.stdout.fileno(), rfd, max_output)
     deadline, timed_out, too_many = time.monotonic() + timeout, False, 0

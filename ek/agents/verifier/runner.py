@@ -2,10 +2,10 @@
 
 The checker does not import this module to use it: it copies this file's source text (and
 :mod:`~ek.agents.verifier.bridge`'s, as ``_ek_verifier_bridge.py``) into a private directory
-of each run and executes ``python -I -B -X utf8 -X pycache_prefix=<fresh> <private>/runner.py
-<private>/config.json``; the report's HMAC key arrives on stdin. In order, the runner:
+of each run and executes ``python -I -B -X utf8 -X pycache_prefix=<absent> <private>/runner.py``;
+the report's HMAC key and the path of its configuration arrive on stdin. In order, the runner:
 
-1. reads the key from stdin and the config; becomes a child subreaper (Linux), so that every
+1. reads the key and the config; becomes a child subreaper (Linux), so that every
    process the workspace starts, even a ``setsid()`` daemon, stays its descendant, and kills
    them all at the end or on ``SIGTERM``;
 2. reads every hidden test file and checks its SHA-256 against the checker's snapshot, then
@@ -16,7 +16,7 @@ of each run and executes ``python -I -B -X utf8 -X pycache_prefix=<fresh> <priva
    process (:mod:`~ek.agents.verifier.child`), started on first use;
 4. streams one record a line through the report pipe, each signed with HMAC-SHA256 over its
    sequence number and content: ``start``, ``sandbox``, each test phase (``test``),
-   ``collect_error`` / ``collect_skip``, ``tamper``, ``finish``, ``exit`` (which lists the
+   ``collect_error`` / ``collect_skip``, ``tamper``, ``limit``, ``finish``, ``exit`` (which lists the
    files of every module this process loaded, for the checker's site-packages check); or a
    single ``boot_error``.
 
@@ -206,8 +206,8 @@ class _Reporter:
     def event(self, kind: str, data: Any) -> None:
         if kind == "sandbox":
             self.em.emit({"event": "sandbox", "status": data})
-        else:
-            self.em.emit({"event": "tamper", "reason": _text(data)})
+        else:  # "tamper" or "limit"
+            self.em.emit({"event": kind, "reason": _text(data)})
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed or report.skipped:
@@ -247,9 +247,9 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def main() -> None:
-    """Run pytest on the hidden tests (config in ``sys.argv[1]``, HMAC key on stdin)."""
+    """Run pytest on the hidden tests (HMAC key, then the config's path, on stdin)."""
     key = bytes.fromhex(sys.stdin.readline().strip())
-    with open(sys.argv[1], encoding="utf-8") as f:
+    with open(sys.stdin.readline().rstrip("\n"), encoding="utf-8") as f:
         cfg = json.load(f)
     em = Emitter(int(cfg["report_fd"]), key)
     signal.signal(signal.SIGTERM, _on_sigterm)

@@ -377,6 +377,14 @@ def workspace_tampered(ev: Evidence) -> Ruling | None:
     return None
 
 
+def workspace_over_limit(ev: Evidence) -> Ruling | None:
+    """The workspace process sent more than the trusted process accepts: ``error``."""
+    over = [r for r in ev.records if r["event"] == "limit"]
+    if over:
+        return Ruling("error", f"stopped the workspace process: {over[0].get('reason')}")
+    return None
+
+
 def boot_failed(ev: Evidence) -> Ruling | None:
     """The runner could not start (pytest missing: ``error``; tests changed: ``tampering``)."""
     boot = [r for r in ev.records if r["event"] == "boot_error"]
@@ -552,6 +560,7 @@ RULES: tuple[Rule, ...] = (
     report_overflowed,
     malformed_record,
     workspace_tampered,
+    workspace_over_limit,
     boot_failed,
     session_repeated,
     session_incomplete,

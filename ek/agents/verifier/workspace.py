@@ -1,13 +1,11 @@
-"""The files: a snapshot and hash of the hidden tests, and a limited copy of the workspace.
+"""The files: a snapshot and hash of the hidden tests, the checks' folder, the interpreter's.
 
 The hidden tests are read into memory and hashed when the checker is built
 (:func:`snapshot_tests`, :func:`digest`); the tests pytest will collect are listed statically
-(:func:`discover`). Each run copies the agent's workspace into a fresh directory with
-:func:`copy_workspace` (iterative; directories and regular files only, every directory and file
-counted against ``max_files``, bytes against ``max_bytes``) inside a folder of its own under
-:func:`check_parent`, and removes it with :func:`remove_tree` (iterative, descriptor-relative:
-no recursion limit, no path-length limit). :class:`SiteBaseline` records the test interpreter's
-standard library and site-packages folders so that a check can tell that they changed.
+(:func:`discover`). Each run works in a folder of its own under :func:`check_parent` (the
+workspace copy and the folder's removal are :mod:`~ek.agents.verifier.tree`'s).
+:class:`SiteBaseline` records the test interpreter's standard library and site-packages
+folders so that a check can tell that they changed.
 
 Example:
     >>> files, source = snapshot_tests({"test_a.py": "def test_one():\\n    assert True\\n"})
@@ -23,8 +21,6 @@ import hashlib
 import json
 import os
 import re
-import secrets
-import shutil
 import stat
 import subprocess
 import tempfile
@@ -35,23 +31,20 @@ from pathlib import Path
 from typing import Any
 
 from ek._validate import short_repr
+from ek.agents.verifier.tree import BYTECODE
 from ek.jsonio import path_text
 
 __all__ = [
     "SiteBaseline",
-    "WorkspaceError",
     "check_parent",
-    "copy_workspace",
     "digest",
     "discover",
     "read_back",
-    "remove_tree",
     "site_baseline",
     "snapshot_tests",
 ]
 
 _TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")
-_BYTECODE = (".pyc", ".pyo")
 
 
 # --------------------------------------------------------------------------- the hidden tests
@@ -81,7 +74,7 @@ def _snapshot_dir(src: Path) -> dict[str, bytes]:
     for dirpath, dirnames, filenames in os.walk(src):
         dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", ".pytest_cache"))
         for name in sorted(filenames):
-            if name.endswith(_BYTECODE):
+            if name.endswith(BYTECODE):
                 continue
             p = Path(dirpath) / name
             files[p.relative_to(src).as_posix()] = p.read_bytes()
@@ -108,7 +101,10 @@ def snapshot_tests(tests: Any) -> tuple[dict[str, bytes], Path | None]:
         raise TypeError(
             f"tests must be a path (file or directory) or a {{path: source}} mapping, got {type(tests).__name__}"
         )
-    src = Path(path_text("hidden_tests: tests", tests))
+    text = path_text("hidden_tests: tests", tests)
+    if not text:
+        raise ValueError("tests must be a test file or directory, got an empty path")
+    src = Path(text)
     if src.is_file():
         return {src.name: src.read_bytes()}, src.resolve()
     if not src.is_dir():
@@ -187,103 +183,6 @@ def read_back(root: Path, names: Iterable[str]) -> dict[str, bytes]:
     return out
 
 
-# --------------------------------------------------------------------------- the workspace copy
-class WorkspaceError(Exception):
-    """The workspace cannot be copied within its limits."""
-
-
-class _Copy:
-    """One workspace copy in progress: the running totals and what was skipped."""
-
-    def __init__(self, src: Path, max_files: int, max_bytes: int) -> None:
-        self.src = src
-        self.root = os.path.realpath(src)
-        self.max_files = max_files
-        self.max_bytes = max_bytes
-        self.n_files = 0
-        self.n_bytes = 0
-        self.skipped: list[str] = []
-
-    def resolve(self, e: os.DirEntry[str], rel: str) -> tuple[str, os.stat_result] | None:
-        """The path to copy from and its stat; None (recorded) for a link that leaves."""
-        st = e.stat(follow_symlinks=False)
-        if not stat.S_ISLNK(st.st_mode):
-            return e.path, st
-        real = os.path.realpath(e.path)
-        if os.path.commonpath([self.root, real]) != self.root or not os.path.isfile(real):
-            self.skipped.append(f"{rel} (symlink to {real})")
-            return None
-        return real, os.stat(real)
-
-    def count(self, size: int) -> None:
-        self.n_files += 1
-        self.n_bytes += size
-        if self.n_files > self.max_files or self.n_bytes > self.max_bytes:
-            raise WorkspaceError(
-                f"workspace exceeds the copy limits (max_files={self.max_files} files and "
-                f"directories, max_bytes={self.max_bytes}); got at least {self.n_files} "
-                f"files and directories / {self.n_bytes} bytes"
-            )
-
-    def entry(self, e: os.DirEntry[str], d_dir: Path) -> Path | None:
-        """Copy one entry into ``d_dir``; returns a directory still to descend into."""
-        rel = os.path.relpath(e.path, self.src)
-        resolved = self.resolve(e, rel)
-        if resolved is None:
-            return None
-        target, st = resolved
-        if stat.S_ISDIR(st.st_mode):
-            if e.name == "__pycache__":
-                self.skipped.append(f"{rel} (bytecode cache)")
-                return None
-            self.count(0)
-            os.mkdir(os.path.join(d_dir, e.name))
-            return Path(d_dir) / e.name
-        if not stat.S_ISREG(st.st_mode):
-            self.skipped.append(f"{rel} (special file)")
-        elif e.name.endswith(_BYTECODE):
-            self.skipped.append(f"{rel} (bytecode)")
-        else:
-            self.count(st.st_size)
-            shutil.copyfile(target, os.path.join(d_dir, e.name), follow_symlinks=False)
-            os.chmod(os.path.join(d_dir, e.name), stat.S_IMODE(st.st_mode) | stat.S_IRUSR)
-        return None
-
-
-def copy_workspace(src: Path, dst: Path, max_files: int, max_bytes: int) -> list[str]:
-    """Copy ``src`` into ``dst``: directories and regular files only; returns what was skipped.
-
-    A symlink is copied as the file it points to only when that file lies inside the
-    workspace; links that leave the workspace, directory links, special files (FIFOs, sockets,
-    devices) and bytecode (``__pycache__``, ``*.pyc``) are skipped.
-
-    Raises:
-        WorkspaceError: More than ``max_files`` files and directories, or ``max_bytes`` bytes.
-
-    Example:
-        >>> import tempfile
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> src, dst = Path(tmp.name, "ws"), Path(tmp.name, "copy")
-        >>> src.mkdir(), dst.mkdir(), (src / "solution.py").write_text("X = 1\\n")
-        (None, None, 6)
-        >>> _ = (src / "old.pyc").write_bytes(b"")
-        >>> copy_workspace(src, dst, 10, 1000), sorted(p.name for p in dst.iterdir())
-        (['old.pyc (bytecode)'], ['solution.py'])
-        >>> tmp.cleanup()
-    """
-    copy = _Copy(src, max_files, max_bytes)
-    stack = [(src, dst)]
-    while stack:
-        s_dir, d_dir = stack.pop()
-        with os.scandir(s_dir) as it:
-            entries = sorted(it, key=lambda e: e.name)
-        for e in entries:
-            sub = copy.entry(e, d_dir)
-            if sub is not None:
-                stack.append((Path(e.path), sub))
-    return copy.skipped
-
-
 # --------------------------------------------------------------------------- folders
 def check_parent() -> Path:
     """The folder that holds every check's files for this user: ``<tmp>/ek-verifier-<uid>``.
@@ -303,63 +202,6 @@ def check_parent() -> Path:
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         return Path(tempfile.mkdtemp(prefix="ek-verifier-"))
     return p
-
-
-def remove_tree(root: Path) -> None:
-    """Remove ``root`` and everything in it, however deep, without recursion.
-
-    Every directory is first moved up to ``root`` itself (``rename`` relative to directory
-    descriptors), so no path grows long and no descriptor chain grows deep. Errors are
-    ignored (what cannot be removed stays).
-
-    Example:
-        >>> d = Path(tempfile.mkdtemp())
-        >>> deep = d.joinpath(*["x"] * 50)
-        >>> deep.mkdir(parents=True)
-        >>> remove_tree(d)
-        >>> d.exists()
-        False
-    """
-    try:
-        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return
-    try:
-        todo = ["."]
-        while todo:
-            name = todo.pop()
-            _empty_dir(top, name, todo)
-    finally:
-        os.close(top)
-    with contextlib.suppress(OSError):
-        os.rmdir(root)
-
-
-def _empty_dir(top: int, name: str, todo: list[str]) -> None:
-    """Unlink the files of ``top/name``, move its directories up into ``top``; rmdir it."""
-    try:
-        os.chmod(name, 0o700, dir_fd=top)
-        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=top)
-    except OSError:
-        return
-    try:
-        with os.scandir(fd) as it:
-            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
-        for entry, is_dir in entries:
-            try:
-                if is_dir:
-                    moved = f".ek-rm-{secrets.token_hex(8)}"
-                    os.rename(entry, moved, src_dir_fd=fd, dst_dir_fd=top)
-                    todo.append(moved)
-                else:
-                    os.unlink(entry, dir_fd=fd)
-            except OSError:
-                pass
-    finally:
-        os.close(fd)
-    if name != ".":
-        with contextlib.suppress(OSError):
-            os.rmdir(name, dir_fd=top)
 
 
 # --------------------------------------------------------------------------- site-packages
