@@ -21,7 +21,15 @@ from hypothesis import strategies as st
 from ek.agents.cli import main
 from ek.agents.toolcalls import MALFORMED_TOOL
 from ek.agents.toolcalls.parse import is_parameter_schema, normalize_call, unwrap_arguments
-from ek.agents.traces import Span, TraceWarning, episodes_from_spans, read_traces, write_otlp_json
+from ek.agents.traces import (
+    Span,
+    TraceFormatError,
+    TraceWarning,
+    episodes_from_spans,
+    read_spans,
+    read_traces,
+    write_otlp_json,
+)
 from ek.agents.traces.content import final_answer, first_request, handoff_command, tool_result
 from ek.agents.traces.tree import TraceTree
 
@@ -418,6 +426,32 @@ def test_one_odd_trace_never_costs_the_file(
     assert "(1/2, Wilson" in out and "UNSCORED 2 of 4 samples unscored" in out
     assert f"not read: trace {3:032x}" in out and "no attribute 'ek.task_id'" in out
     assert f"not read: trace {4:032x}" in out and "trial 1 was already read" in out
+
+
+def test_one_unreadable_line_never_costs_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A real stack's file with a truncated line and a non-OTLP object spliced into its middle:
+    # both lines are skipped and named (file and line), every other run is read and scored.
+    stack = Path(__file__).parent / "data" / "traces" / "stacks" / "openai_v2_genai.otlp.jsonl"
+    lines = stack.read_text(encoding="utf-8").splitlines()
+    p = tmp_path / "t.jsonl"
+    p.write_text("\n".join([*lines[:3], lines[3][:40], '{"x": 1}', *lines[4:]]) + "\n")
+    opts = {"task_attribute": "ek.task_id", "trial_attribute": "ek.trial"}
+    whole = read_traces(stack, **opts)
+    reading = read_traces(p, **opts)
+    assert len(reading.episodes) == len(whole.episodes) - 1  # line 4's run is gone, no other
+    assert [str(x)[: len(f"skipped: {p}:5")] for x in reading.problems] == [
+        f"skipped: {p}:4",
+        f"skipped: {p}:5",
+    ]
+    with pytest.raises(TraceFormatError, match=":4: not JSON"):  # strict when asked directly
+        list(read_spans(p))
+    args = ["--task-attribute", "ek.task_id", "--trial-attribute", "ek.trial"]
+    assert main(["report", str(p), *args, "--success-attribute", "ek.success"]) == 0
+    out = capsys.readouterr().out
+    assert f"not read: skipped: {p}:4: not JSON" in out
+    assert f"not read: skipped: {p}:5: expected OTLP JSON" in out
 
 
 # ----------------------------------------------------------------------------- scale

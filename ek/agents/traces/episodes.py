@@ -122,11 +122,18 @@ class TraceProblem:
         "trace 4bf9 (span 00f0): no attribute 'ek.task_id'"
     """
 
-    trace_id: str
+    trace_id: str | None  # None: a line of the file that could not be read at all
     span_id: str | None
     reason: str
 
+    @classmethod
+    def unreadable_line(cls, error: TraceFormatError) -> TraceProblem:
+        """A line of a trace file that was skipped (the error names the file and line)."""
+        return cls(None, None, f"skipped: {error}")
+
     def __str__(self) -> str:
+        if self.trace_id is None:
+            return self.reason
         where = f"trace {self.trace_id}"
         if self.span_id is not None:
             where += f" (span {self.span_id})"
@@ -365,7 +372,11 @@ def read_traces(
     )
     made: list[tuple[Episode, int]] = []
     problems: list[TraceProblem] = []
-    for tr in group_traces(read_spans(spans)):
+
+    def skipped(e: TraceFormatError) -> None:  # one bad line never costs the file
+        problems.append(TraceProblem.unreadable_line(e))
+
+    for tr in group_traces(read_spans(spans, on_error=skipped)):
         runs = find_runs(tr, opt.task_attribute, opt.trial_attribute)
         for run in runs:
             try:

@@ -46,7 +46,7 @@ import binascii
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from ek.base import ReadOnlyDict
@@ -64,6 +64,9 @@ __all__ = [
 
 #: The longest line (or single-document file) the reader accepts, in bytes.
 MAX_LINE_BYTES = 1 << 28
+
+#: What :func:`read_spans` calls with each malformed line it skips.
+OnError = Callable[[TraceFormatError], None]
 
 _SCOPE_KEYS = ("scopeSpans", "instrumentationLibrarySpans")
 
@@ -321,7 +324,44 @@ def _spans_at(doc: Any, where: str) -> Iterator[Span]:
         raise TraceFormatError(f"{where}: {type(e).__name__}: {str(e)[:300]}") from None
 
 
-def _read_path(path: str, limit: int) -> Iterator[Span]:
+def _skip_rest_of_line(fh: IO[bytes]) -> None:
+    """Consume what is left of an over-long line (bounded reads, nothing kept)."""
+    while True:
+        chunk = fh.readline(1 << 20)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def _line_spans(
+    fh: IO[bytes], limit: int, where: str, on_error: OnError | None
+) -> list[Span] | None:
+    """The spans of the next line (``[]`` for a blank one), ``None`` at the end of the file.
+
+    A malformed line raises, or with ``on_error`` is handed to it and read as no spans: a line
+    is parsed whole before any of its spans is kept, so a bad line contributes nothing.
+    """
+    try:
+        line = _read_line(fh, limit, where)
+    except TraceFormatError as e:
+        if on_error is None:
+            raise
+        _skip_rest_of_line(fh)
+        on_error(e)
+        return []
+    if not line:
+        return None
+    if not line.strip():
+        return []
+    try:
+        return list(_spans_at(_decode(line, where), where))
+    except TraceFormatError as e:
+        if on_error is None:
+            raise
+        on_error(e)
+        return []
+
+
+def _read_path(path: str, limit: int, on_error: OnError | None) -> Iterator[Span]:
     with open(path, "rb") as fh:
         no, first = 0, b""
         while True:  # the first non-blank line decides the format
@@ -338,14 +378,18 @@ def _read_path(path: str, limit: int) -> Iterator[Span]:
             doc = _whole(fh, first, path, limit)
             yield from _spans_at(doc, path)
             return
-        yield from _spans_at(doc, f"{path}:{no}")
+        try:
+            yield from list(_spans_at(doc, f"{path}:{no}"))
+        except TraceFormatError as e:
+            if on_error is None:
+                raise
+            on_error(e)
         while True:
             no += 1
-            line = _read_line(fh, limit, f"{path}:{no}")
-            if not line:
+            spans = _line_spans(fh, limit, f"{path}:{no}", on_error)
+            if spans is None:
                 return
-            if line.strip():
-                yield from _spans_at(_decode(line, f"{path}:{no}"), f"{path}:{no}")
+            yield from spans
 
 
 def _whole(fh: IO[bytes], head: bytes, path: str, limit: int) -> Any:
@@ -398,7 +442,10 @@ def _check_limit(limit: Any) -> int:
 
 
 def read_spans(
-    source: str | os.PathLike[str] | Iterable[Any], *, max_line_bytes: int = MAX_LINE_BYTES
+    source: str | os.PathLike[str] | Iterable[Any],
+    *,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    on_error: OnError | None = None,
 ) -> Iterator[Span]:
     """Stream the spans of a trace file or of given documents, in the order they appear.
 
@@ -406,6 +453,10 @@ def read_spans(
         source: A path to OTLP JSON (JSON lines or one document; see the module docstring), or
             an iterable of OTLP documents, ``to_json()`` span dicts, or :class:`Span` objects.
         max_line_bytes: The longest line (or single document) accepted.
+        on_error: Called with the :class:`TraceFormatError` of each malformed line of a JSON
+            lines file (or malformed item of an iterable), which is then skipped, so one bad
+            line never costs the file; ``None`` (default): the first one is raised. A file that
+            is not OTLP JSON at all still raises.
 
     Returns:
         An iterator of :class:`~ek.agents.traces.Span`; nothing is read until it is iterated.
@@ -428,21 +479,26 @@ def read_spans(
             if not os.path.exists(path):
                 raise FileNotFoundError(f"{path}: no such file")
             raise TraceFormatError(f"{path}: expected a regular file of OTLP JSON")
-        return _read_path(path, limit)
+        return _read_path(path, limit, on_error)
     if isinstance(source, (bytes, Mapping)) or not isinstance(source, Iterable):
         raise TypeError(
             "read_spans expects a path, or an iterable of OTLP documents, to_json() span dicts "
             f"or Span objects; got {type(source).__name__}: {source!r:.100}"
         )
-    return _read_items(source)
+    return _read_items(source, on_error)
 
 
-def _read_items(items: Iterable[Any]) -> Iterator[Span]:
+def _read_items(items: Iterable[Any], on_error: OnError | None) -> Iterator[Span]:
     for i, item in enumerate(items):
         if isinstance(item, Span):
             yield item
         elif isinstance(item, (Mapping, list, tuple)):
-            yield from _spans_at(item, f"item {i}")
+            try:
+                yield from list(_spans_at(item, f"item {i}"))
+            except TraceFormatError as e:
+                if on_error is None:
+                    raise
+                on_error(e)
         else:
             raise TypeError(
                 f"item {i}: expected a Span, an OTLP document or a to_json() span dict, got "

@@ -124,7 +124,10 @@ def summary_from_traces(
     """
     p = os.fspath(path)
     try:
-        spans = list(read_spans(p))
+        skipped: list[TraceProblem] = []
+        spans = list(
+            read_spans(p, on_error=lambda e: skipped.append(TraceProblem.unreadable_line(e)))
+        )
         reading = read_traces(
             spans,
             task_attribute=task_attribute,
@@ -136,8 +139,9 @@ def summary_from_traces(
         msg = str(e)
         raise RunLoadError(msg if msg.startswith(p) else f"{p}: {msg}") from None
     episodes = list(reading.episodes)
-    if not episodes and reading.problems:
-        named = "; ".join(str(x) for x in reading.problems[:5])
+    problems = (*skipped, *reading.problems)
+    if not episodes and problems:
+        named = "; ".join(str(x) for x in problems[:5])
         raise RunLoadError(f"{p}: no run could be read: {named}")
     if not episodes:
         n_traces = len({s.trace_id for s in spans})
@@ -156,8 +160,8 @@ def summary_from_traces(
     s = summary_from_episodes(episodes, source=p, prices=prices)
     return replace(
         s,
-        unscored=_unscored(s.unscored, len(episodes), reading.problems),
-        notes=(*s.notes, *reading_notes(episodes, reading.problems)),
+        unscored=_unscored(s.unscored, len(episodes), problems),
+        notes=(*s.notes, *reading_notes(episodes, problems)),
     )
 
 
@@ -167,7 +171,7 @@ def _unscored(
     """The summary's unscored samples, the runs that could not be read added."""
     if not problems:
         return unscored
-    why = f"{len(problems)} run(s) could not be read ({problems[0]})"
+    why = f"{len(problems)} run(s) or line(s) could not be read ({problems[0]})"
     if unscored is None:
         return Unscored(len(problems), n_read + len(problems), why)
     return Unscored(
