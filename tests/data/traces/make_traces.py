@@ -190,6 +190,10 @@ def main(out: Path) -> int:
     from ek.agents.traces import span_from_otel, write_otlp_json
 
     n = write_otlp_json(out, [span_from_otel(s) for s in capture()])
+    sys.path.insert(0, str(Path(__file__).with_name("stacks") / "gen"))
+    from world import scrub_machine_paths  # the stacks' generators share the one scrub
+
+    scrub_machine_paths(out)
     print(f"wrote {n} spans to {out}")
     return 0
 

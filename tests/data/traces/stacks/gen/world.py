@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -704,9 +705,31 @@ def run_all(stack: Stack, provider: Any, cursor: Cursor, run: Callable[[RunPlan]
     finish(stack)
 
 
+#: Where this machine's paths begin, and what the committed files say instead: tracebacks in
+#: exception events name the files of the repository, its virtual environments and Python.
+MACHINE_PATHS = (
+    (str(OUT_DIR.parents[3]), "<repo>"),
+    (sys.base_prefix, "<python>"),
+)
+
+
+def scrub_machine_paths(path: Path) -> None:
+    """Replace this machine's path prefixes in a written span file by placeholders.
+
+    The prefixes are plain text inside JSON strings (no character of them needs escaping), so
+    the file stays the exporter's JSON byte for byte elsewhere.
+    """
+    text = path.read_text(encoding="utf-8")
+    for prefix, placeholder in MACHINE_PATHS:
+        text = text.replace(prefix, placeholder)
+    path.write_text(text, encoding="utf-8")
+
+
 def finish(stack: Stack) -> None:
-    """After the spans are written: write the truth (``not_recorded`` from the spans)."""
+    """After the spans are written: scrub machine paths, write the truth (``not_recorded``
+    from the spans)."""
     path = stack.spans_path()
+    scrub_machine_paths(path)
     spans = read_spans(path)
     truth = write_truth(stack, not_recorded(stack, spans))
     print(f"{path.name}: {len(spans)} spans, {path.stat().st_size} bytes; {truth.name} written")
