@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import numbers
+from collections.abc import Collection, Mapping
 from typing import Any, TypeGuard
 
 __all__ = [
     "MAX_REPR",
     "MAX_TRIALS",
+    "as_verdict",
     "check_keys",
     "check_mapping",
     "count",
@@ -234,6 +236,47 @@ def trial_count(owner: str, value: Any) -> int:
             f"got {short_repr(value)}"
         )
     return int(value)
+
+
+def as_verdict(owner: str, value: Any, *, allow_none: bool = False) -> bool | None:
+    """A success verdict: THE rule every entry point applies (a checker's result in
+    ``run_suite`` and ``TaskSuccessMetric``, a store record's ``success``, a ``success=``
+    callable of a host adapter).
+
+    A verdict is a ``bool``; also accepted: a rich verdict, that is an object with a bool
+    ``passed`` attribute or of a class of its own that defines ``__bool__``
+    (:class:`~ek.agents.verifier.HiddenTestVerdict` is both), and a numpy bool scalar
+    (``(a == b).all()``). Anything else is a ``TypeError`` naming what was given, never read by
+    its truthiness: a string (``"false"``, ``"0"``), a number (``0.0``, NaN, ``1``) or a
+    container. ``None`` (no verdict: an unscored sample) only where ``allow_none``.
+
+    Example:
+        >>> as_verdict("check", True), as_verdict("success", None, allow_none=True)
+        (True, None)
+        >>> as_verdict("check", "false")
+        Traceback (most recent call last):
+        ...
+        TypeError: check: a verdict must be a bool, got str: 'false'
+    """
+    if isinstance(value, bool):
+        return value
+    if value is None and allow_none:
+        return None
+    dtype = getattr(value, "dtype", None)
+    if dtype is not None:  # numpy: a bool scalar is a verdict, a float (NaN) or an array not
+        if getattr(dtype, "kind", None) == "b" and getattr(value, "shape", None) == ():
+            return bool(value)
+    elif value is not None and not isinstance(value, (str, bytes, numbers.Number, Collection)):
+        passed = getattr(value, "passed", None)
+        if isinstance(passed, bool):
+            return passed
+        if callable(getattr(type(value), "__bool__", None)):  # a class's own verdict
+            return bool(value)
+    expected = "a bool (or None: no verdict)" if allow_none else "a bool"
+    raise TypeError(
+        f"{owner}: a verdict must be {expected}, got {type(value).__name__}: "
+        f"{short_repr(value, 100)}"
+    )
 
 
 def positive_number(owner: str, value: Any, message: str | None = None) -> float:

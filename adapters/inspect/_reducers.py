@@ -36,7 +36,7 @@ from typing import Any
 
 from inspect_ai.scorer import Score, ScoreReducer, score_reducer
 
-from ek._validate import is_number
+from ek._validate import finite, is_number, short_repr
 from ek.adapters._shell import json_safe
 from ek.agents.reliability import pass_at_k, pass_hat_k
 
@@ -125,13 +125,22 @@ def _too_few_epochs(label: str, k: int, epochs: int) -> str:
     )
 
 
+def _arguments(k: Any, threshold: Any) -> tuple[int, float]:
+    """``k`` an int >= 1 and ``threshold`` a finite number, else an error naming it (a NaN
+    threshold made every epoch a failure: a silent 0.0)."""
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise TypeError(f"k must be an int >= 1, got {short_repr(k)}")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    return k, finite("threshold", threshold)
+
+
 def _reducer(
     k: int, estimator: Callable[[int, int, int], float], label: str, threshold: float
 ) -> ScoreReducer:
     """The reducer behind ``ek/pass_hat`` and ``ek/pass_at``; it warns once (per reducer,
     that is per task) when the samples have fewer epochs than ``k``."""
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    k, threshold = _arguments(k, threshold)
     warned: list[int] = []
 
     def reduce(scores: list[Score]) -> Score:
@@ -176,8 +185,7 @@ def reduce_epochs(
     ``k`` left, the estimate is NaN. With fewer than ``k`` epochs in all, it says so (see the
     module docstring).
     """
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    k, threshold = _arguments(k, threshold)
     short = _too_few_epochs(label, k, len(scores)) if len(scores) < k else None
     scored = [s for s in scores if not _is_nan(s.value)]
     if not scored:
@@ -208,7 +216,11 @@ def pass_hat(k: int = 1, threshold: float = 1.0) -> ScoreReducer:
 
     Args:
         k: Attempts that must all succeed (``1 <= k <= epochs``).
-        threshold: A value at or above it is a success (``"C"`` = 1.0).
+        threshold: A value at or above it is a success (``"C"`` = 1.0); a finite number.
+
+    Raises:
+        ValueError / TypeError: ``k`` is not an int >= 1, or ``threshold`` is not a finite
+            number (NaN would fail every epoch: a silent 0.0).
     """
     return _reducer(k, pass_hat_k, f"pass^{k}", threshold)
 
@@ -219,6 +231,9 @@ def pass_at(k: int = 1, threshold: float = 1.0) -> ScoreReducer:
 
     Args:
         k: Attempts drawn (``1 <= k <= epochs``).
-        threshold: A value at or above it is a success (``"C"`` = 1.0).
+        threshold: A value at or above it is a success (``"C"`` = 1.0); a finite number.
+
+    Raises:
+        ValueError / TypeError: as :func:`pass_hat`.
     """
     return _reducer(k, pass_at_k, f"pass@{k}", threshold)

@@ -98,7 +98,8 @@ class EkEvaluator(Evaluator[Any, Any, Any]):
 
     Raises:
         ValueError: an unknown ``scope`` or an empty ``name``.
-        TypeError: ``metric`` is not an ek metric.
+        TypeError: ``metric`` is not an ek metric, or ``use_spans`` / ``figures`` is not a
+            bool.
     """
 
     metric: Any
@@ -113,6 +114,10 @@ class EkEvaluator(Evaluator[Any, Any, Any]):
             raise ValueError(f"scope must be one of {_SCOPES}, got {self.scope!r}")
         if self.name is not None and (not isinstance(self.name, str) or not self.name):
             raise ValueError(f"name must be a non-empty str or None, got {self.name!r}")
+        for flag in ("use_spans", "figures"):  # "yes" or 0 would be read by its truthiness
+            value = getattr(self, flag)
+            if not isinstance(value, bool):
+                raise TypeError(f"{flag} must be a bool, got {type(value).__name__}: {value!r:.50}")
 
     def get_default_evaluation_name(self) -> str:
         """The evaluation's name: ``name``, else the metric's ``name``."""

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ek._validate import is_number
+from ek._validate import as_verdict, is_number
 from ek.agents.cost import ModelPrice, cost_report, pricing_to_dict
 from ek.agents.episode import Cost, Episode, RunProvenance
 from ek.agents.runs import summary_from_episodes
@@ -82,8 +82,8 @@ def _ek_scores(case: Any) -> dict[str, Score]:
 
 def _verdict(case: Any, success: Success, scores: Mapping[str, Score]) -> bool | None:
     if callable(success):
-        got = success(case)
-        return None if got is None else bool(got)
+        # the one verdict rule (as a store's, as run_suite's): "false", "0" or NaN is refused
+        return as_verdict(f"success={_name(success)}", success(case), allow_none=True)
     results = _results(case)
     if success is None:
         verdicts = [r.value for r in results.values() if isinstance(r.value, bool)]
@@ -94,6 +94,27 @@ def _verdict(case: Any, success: Success, scores: Mapping[str, Score]) -> bool |
     if r is None or not isinstance(r.value, bool):
         return None
     return r.value
+
+
+def _name(fn: Any) -> str:
+    return str(getattr(fn, "__name__", type(fn).__name__))
+
+
+def _check_success_name(report: Any, success: Success) -> None:
+    """A ``success=`` evaluation name no case of the report has is a ValueError (misspelt, it
+    would leave every run unscored: a 0/0 summary)."""
+    cases = list(getattr(report, "cases", None) or [])
+    if not isinstance(success, str) or not cases:
+        return
+    names: set[str] = set()
+    for case in cases:
+        names.update(_results(case))
+        names.update(_ek_scores(case))
+    if success not in names:
+        raise ValueError(
+            f"success={success!r} names no evaluation of the report; its evaluations are "
+            f"{sorted(names)[:30]}"
+        )
 
 
 def _cost(metrics: Mapping[str, Any], model: str | None) -> tuple[Cost, ...]:
@@ -132,7 +153,13 @@ def episodes_from_report(
 
     Returns:
         ``(episodes, scores)`` with ``scores[metric][task_id] = [(trial, Score), ...]``.
+
+    Raises:
+        ValueError: ``success`` names no evaluation of the report.
+        TypeError: a ``success`` callable returned something other than a bool or ``None``
+            (the one verdict rule, :func:`ek._validate.as_verdict`).
     """
+    _check_success_name(report, success)
     episodes: list[Episode] = []
     per: dict[str, dict[str, list[tuple[int, Score]]]] = {}
     seen: dict[str, int] = {}
@@ -222,8 +249,10 @@ def summary_from_report(
         report: The ``EvaluationReport`` of ``Dataset.evaluate(task, repeat=k)``.
         success: A run's verdict. ``None`` (default): every assertion of the run passed (no
             assertion: unscored). A str: the ``EkEvaluator`` evaluation whose verdict decides
-            (e.g. ``"task_success"``), or the name of any assertion. A callable: ``(ReportCase)
-            -> bool | None``. A run whose task raised is a failed trial.
+            (e.g. ``"task_success"``), or the name of any assertion (a name no case has is a
+            ``ValueError``). A callable: ``(ReportCase) -> bool | None`` (anything else, such
+            as ``"false"`` or NaN, is a ``TypeError``). A run whose task raised is a failed
+            trial.
         price: One price for all usage (wins over ``prices``).
         prices: ``{model: ModelPrice}``; with ``model``.
         model: The model the usage is attributed to (the report does not record it).

@@ -35,7 +35,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from ek._validate import short_repr, thaw
+from ek._validate import as_verdict, short_repr, thaw
 from ek.base import Score, check_scores, is_episode
 from ek.canon import default_canonicalizer
 from ek.registry import UnknownNameError, register, registered, resolve
@@ -231,7 +231,7 @@ def task_success(
         ok, reason = False, f"agent error: {err}"
     else:
         res = check(episode, gold)
-        ok = bool(res)
+        ok = bool(as_verdict(f"checker {label!r}", res))  # the one verdict rule
         reason = f"{label} check {'passed' if ok else 'failed'}"
         # A checker may return a richer, truthy verdict (e.g. HiddenTestVerdict): keep its reason.
         why = getattr(res, "reason", None)
@@ -262,7 +262,10 @@ class TaskSuccessMetric:
             ``"output"`` when the metric is called directly, and **the suite's checker** inside
             :func:`~ek.agents.suite.run_suite` (see below); **inject a state-based or executable
             oracle for a real suite.** ``gold`` may be a :class:`~ek.agents.base.TaskSpec` (its
-            ``gold`` is used by the built-in checkers).
+            ``gold`` is used by the built-in checkers). The checker returns a verdict by the
+            one rule of :func:`ek._validate.as_verdict`: a bool (or a rich verdict with a bool
+            ``passed``, or a numpy bool); ``"false"``, ``0`` or NaN is a ``TypeError``, never
+            read by its truthiness.
 
     Inside ``run_suite`` a metric gives the suite's own verdict, so a run reports one success
     rate: a metric built without ``check`` adopts the suite's checker, one built with the same

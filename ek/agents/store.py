@@ -86,7 +86,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
 
-from ek._validate import is_number, positive_int, positive_number
+from ek._validate import as_verdict, is_number, positive_int, positive_number
 from ek.agents.fingerprint import config_diff, same_config
 from ek.jsonio import (
     dumps,
@@ -266,11 +266,13 @@ def _check_record(rec: Mapping[str, Any], k: Any, where: str) -> tuple[str, int]
         raise StoreError(f"{where}: trial must be in [0, {k}) for k={k}, got {i}")
     if "success" not in rec:
         raise StoreError(f"{where}: a trial record needs a 'success' field, got none")
-    if not isinstance(rec["success"], bool):
+    try:
+        as_verdict("success", rec["success"])  # the one verdict rule: here, a JSON bool
+    except TypeError:
         raise StoreError(
             f"{where}: 'success' must be a JSON bool, got {type(rec['success']).__name__}: "
             f"{rec['success']!r:.100}"
-        )
+        ) from None
     ep = rec.get("episode")
     if ep is not None:
         if not isinstance(ep, Mapping):

@@ -103,7 +103,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 
-from ek._validate import positive_int, positive_number, trial_count
+from ek._validate import as_verdict, positive_int, positive_number, trial_count
 from ek.base import ReadOnlyDict, Score
 from ek.calling import CallTimeoutError, acall, is_async_callable, loop_running
 from ek.jsonio import to_json_safe
@@ -1294,7 +1294,10 @@ async def _check_and_score(
                 f"checker {check_name(checker)!r} raised on task {task.task_id!r} trial "
                 f"{ep.trial}: {type(e).__name__}: {e}"
             ) from e
-        ok = bool(v)
+        try:  # the one verdict rule: "false", 0 or NaN is no verdict, whatever its truthiness
+            ok = bool(as_verdict(f"checker {check_name(checker)!r}", v))
+        except TypeError as e:
+            raise HarnessError(f"{e} (task {task.task_id!r} trial {ep.trial})") from None
     judged = _with_success(ep, ok)
     scores: dict[str, Score] = {}
     for m in mets:
@@ -1573,7 +1576,10 @@ def run_suite(
         config: All the options below as one :class:`SuiteConfig` (keywords override it).
         k: Trials per task (1 to :data:`ek._validate.MAX_TRIALS`, 10,000).
         check: The success oracle: a registered checker name or an ``(episode, gold) -> bool``
-            callable (may be async); default ``"output"``. It receives ``task.gold``.
+            callable (may be async); default ``"output"``. It receives ``task.gold``. Its
+            result follows the one verdict rule (:func:`ek._validate.as_verdict`): a bool, a
+            rich verdict with a bool ``passed``, or a numpy bool; anything else (``"false"``,
+            ``0``, NaN) stops the run with a :class:`HarnessError` naming it.
         metrics: Metrics (or registered names) scored on every trial with the TaskSpec as gold;
             each gives what it gives called directly, with the suite's verdicts and prices (see
             the module docstring).
