@@ -236,9 +236,10 @@ def test_an_empty_workspace_path_is_refused(
     check = hidden_tests(HIDDEN_TESTS)
     v = check.verify("")
     assert v.status == "error" and "non-empty path" in v.reason, v.reason
-    by_callable = hidden_tests(HIDDEN_TESTS, workspace=lambda episode: "")
-    v = by_callable(Episode("t"), None)
-    assert v.status == "error" and "non-empty path" in v.reason, v.reason
+    for empty in ("", Path(""), "."):  # Path("") is Path(".")
+        by_callable = hidden_tests(HIDDEN_TESTS, workspace=lambda episode, e=empty: e)
+        v = by_callable(Episode("t"), None)
+        assert v.status == "error" and "non-empty path" in v.reason, v.reason
     with pytest.raises(ValueError, match="non-empty path"):
         hidden_tests(HIDDEN_TESTS, workspace="")
     with pytest.raises(ValueError, match="empty path"):

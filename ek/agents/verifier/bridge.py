@@ -334,21 +334,27 @@ class _Values:
             return [self.decode(x) for x in v]
         if type(v) is not dict:
             raise ProtocolError(f"bad value {v!r:.100}")
-        tag, val = v.get("$"), v.get("v")
-        if tag == "ref":
+        if v.get("$") == "ref":
             return self._ref(v)
+        return self._tagged(v.get("$"), v.get("v"))
+
+    def _tagged(self, tag: Any, val: Any) -> Any:
+        """A value sent as ``{"$": tag, "v": val}``: bytes, a complex number, a collection."""
         if tag == "bytes" and isinstance(val, str):
             return base64.b64decode(val, validate=True)
         if tag == "complex" and isinstance(val, list) and len(val) == 2:
             return complex(*(_typed(x, float) if type(x) is float else _typed(x, int) for x in val))
         if tag in ("tuple", "set", "frozenset", "dict") and type(val) is list:
-            items = [self.decode(x) for x in val]
-            if tag == "dict":
-                if not all(type(x) is list and len(x) == 2 for x in items):
-                    raise ProtocolError("bad dict")
-                return {k: x for k, x in items}
-            return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
-        raise ProtocolError(f"bad value {v!r:.100}")
+            return self._collection(tag, [self.decode(x) for x in val])
+        raise ProtocolError(f"bad value {{'$': {tag!r:.50}, 'v': {val!r:.100}}}")
+
+    @staticmethod
+    def _collection(tag: str, items: list[Any]) -> Any:
+        if tag == "dict":
+            if not all(type(x) is list and len(x) == 2 for x in items):
+                raise ProtocolError("bad dict")
+            return {k: x for k, x in items}
+        return {"tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
 
     def _ref(self, v: dict[str, Any]) -> Any:
         kind = v.get("kind")

@@ -135,8 +135,26 @@ def _check_workspace_option(workspace: Any) -> None:
         raise TypeError(
             f"workspace must be a path, a callable(episode) -> path, or None, got {type(workspace).__name__}"
         )
-    if isinstance(workspace, (str, os.PathLike)) and not os.fspath(workspace):
-        raise ValueError(f"workspace must be a non-empty path, got {workspace!r}")
+    problem = _no_workspace_named(workspace) if isinstance(workspace, (str, os.PathLike)) else None
+    if problem is not None:
+        raise ValueError(problem)
+
+
+def _no_workspace_named(workspace: str | os.PathLike[str]) -> str | None:
+    """Why ``workspace`` names no workspace: ``""`` (which pathlib reads as ``"."``) or ``"."``
+    is whatever directory the harness runs in (an agent-written empty string would pick it).
+
+    Example:
+        >>> _no_workspace_named(Path("")) is not None, _no_workspace_named("/runs/42") is None
+        (True, True)
+    """
+    text = os.fspath(workspace)
+    if os.path.normpath(text) != ".":
+        return None
+    return (
+        f"workspace must be a non-empty path naming a directory, got {text!r} (the harness's "
+        "own working directory); pass an absolute path, e.g. os.getcwd(), if that is meant"
+    )
 
 
 def _plugin_names(plugins: Iterable[str]) -> tuple[str, ...]:
@@ -212,8 +230,9 @@ def _workspace_problem(workspace: Any) -> Ruling | None:
         return Ruling(
             "error", f"workspace must be a path, got {type(workspace).__name__}: {workspace!r:.100}"
         )
-    if not os.fspath(workspace):  # Path("") is ".": the harness's own working directory
-        return Ruling("error", f"workspace must be a non-empty path, got {workspace!r}")
+    problem = _no_workspace_named(workspace)
+    if problem is not None:
+        return Ruling("error", problem)
     ws = Path(workspace)
     if not ws.is_dir():
         return Ruling("error", f"workspace {str(ws)!r} is not a directory")
@@ -234,15 +253,13 @@ class _Dirs:
 
     ``tests`` and ``private`` (runner, ini, config) are the trusted process's alone; the
     workspace process may read ``child`` and write ``ws`` and ``scratch`` (its HOME, TMPDIR
-    and pytest's basetemp). ``pycache`` is where both Python processes would look for
-    bytecode: it is never made, and must not exist after the run.
+    and pytest's basetemp).
     """
 
     def __init__(self, base: Path) -> None:
         self.base = base
         self.ws, self.tests, self.private = base / "ws", base / "tests", base / "private"
         self.child, self.scratch = base / "child", base / "scratch"
-        self.pycache = self.private / "pycache"
         for d in (self.ws, self.tests, self.private, self.child, self.scratch):
             d.mkdir()
         for sub in ("home", "tmp"):
@@ -515,7 +532,7 @@ class HiddenTestChecker:
             "digests": {rel: hashlib.sha256(back[rel]).hexdigest() for rel in names},
             "workspace": str(dirs.ws),
             "args": pytest_args(ini, dirs.tests, dirs.scratch / "basetemp", self.plugins),
-            "child_command": child_command(self.python, child, dirs.pycache),
+            "child_command": child_command(self.python, child),
             "child_env": build_env(dirs.scratch / "home", dirs.scratch / "tmp", self.env),
             "child_config": {
                 "workspace": str(dirs.ws),
@@ -537,7 +554,7 @@ class HiddenTestChecker:
         key = secrets.token_bytes(32)
         try:
             result = run_isolated(
-                build_command(self.python, runner, dirs.pycache),
+                build_command(self.python, runner),
                 cwd=dirs.ws,
                 env=build_env(dirs.scratch / "home", dirs.scratch / "tmp", self.env),
                 config=self._config(dirs, canary, child, ini),
@@ -550,18 +567,15 @@ class HiddenTestChecker:
         except StartError as e:
             return Ruling("error", f"cannot start the test interpreter {self.python!r}: {e}"), ""
         ruling = self._judge_run(result, dirs.tests, canary, skipped, key)
-        return self._after(ruling, site, dirs.pycache), result.output
+        return self._after(ruling, site), result.output
 
-    def _after(self, ruling: Ruling, site: SiteBaseline, pycache: Path) -> Ruling:
-        """The hidden tests' source, the interpreter's library folders and the (absent)
-        bytecode folder of the test processes, checked again after the run."""
+    def _after(self, ruling: Ruling, site: SiteBaseline) -> Ruling:
+        """The hidden tests' source and the interpreter's library folders, checked again."""
         loaded = ruling.detail.get("loaded_files")
         if isinstance(loaded, list):
             self._loaded = tuple(loaded)
         detail = {k: v for k, v in ruling.detail.items() if k != "loaded_files"}
         problem = self._source_changed() or site.changed(self._loaded)
-        if problem is None and os.path.lexists(pycache):
-            problem = f"bytecode was written where the test processes look for it ({pycache})"
         if problem is not None and ruling.status != "tampering":
             return Ruling("tampering", f"during the run: {problem}", detail=detail)
         return replace(ruling, detail=detail)

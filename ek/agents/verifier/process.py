@@ -13,15 +13,15 @@ pipe that a stray process keeps open), counts its descendants' threads, and at t
 past the process limit asks it to kill its tree (``SIGTERM``; it is their subreaper), then kills
 its whole process group.
 
-Neither Python process reads or writes bytecode: ``-B`` and a ``pycache_prefix`` that does not
-exist (the checker makes sure it still does not after the run), so every module they run is
-compiled from the source the checker verifies, and no check shares a cache another check's
-workspace could write into.
+Neither Python process reads or writes bytecode: ``-B`` and a ``pycache_prefix`` under
+``/dev/null`` (:data:`NO_BYTECODE`), a path that can never be a directory, so every module they
+run is compiled from the source the checker verifies, and no check shares a cache that another
+check's workspace, or any process of the agent, could write into.
 
 Example:
-    >>> cmd = build_command("python", Path("/p/runner.py"), Path("/p/pycache"))
-    >>> cmd[:7], cmd[-1]
-    (['python', '-I', '-B', '-X', 'utf8', '-X', 'pycache_prefix=/p/pycache'], '/p/runner.py')
+    >>> cmd = build_command("python", Path("/p/runner.py"))
+    >>> cmd[:6], cmd[-1]
+    (['python', '-I', '-B', '-X', 'utf8', '-X'], '/p/runner.py')
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from typing import Any
 
 __all__ = [
     "INI",
+    "NO_BYTECODE",
     "REPORT_LIMIT",
     "Bounded",
     "ProcessResult",
@@ -54,6 +55,10 @@ __all__ = [
     "run_isolated",
     "source_of",
 ]
+
+#: The test processes' ``pycache_prefix``: a path under ``/dev/null``, never a directory, so no
+#: bytecode is ever read there (and, with ``-B``, none is written).
+NO_BYTECODE = os.path.join(os.devnull, "ek-no-bytecode")
 
 #: Most bytes of report read; more and the run is an ``error``.
 REPORT_LIMIT = 16_000_000
@@ -136,29 +141,29 @@ def prepare_private(private: Path, child_dir: Path) -> tuple[Path, Path, Path]:
     return runner, ini, child
 
 
-def _python(python: str, pycache: Path) -> list[str]:
+def _python(python: str) -> list[str]:
     # -I: no PYTHON* variable, no user site, neither the script's nor the working directory on
-    # sys.path; -B and a pycache_prefix that does not exist: no bytecode read (not even a
-    # __pycache__ planted in site-packages) and none written.
-    return [python, "-I", "-B", "-X", "utf8", "-X", f"pycache_prefix={pycache}"]
+    # sys.path; -B and NO_BYTECODE: no bytecode read (not even a __pycache__ planted in
+    # site-packages) and none written.
+    return [python, "-I", "-B", "-X", "utf8", "-X", f"pycache_prefix={NO_BYTECODE}"]
 
 
-def build_command(python: str, runner: Path, pycache: Path) -> list[str]:
+def build_command(python: str, runner: Path) -> list[str]:
     """The trusted test process's command line: the isolated interpreter and the runner.
 
     Its configuration's path arrives on stdin, after the HMAC key (:func:`run_isolated`).
     """
-    return [*_python(python, pycache), str(runner)]
+    return [*_python(python), str(runner)]
 
 
-def child_command(python: str, child: Path, pycache: Path) -> list[str]:
+def child_command(python: str, child: Path) -> list[str]:
     """The workspace process's command line; its configuration arrives on stdin.
 
     Example:
-        >>> child_command("python", Path("/c/child.py"), Path("/p/pycache"))[-1]
+        >>> child_command("python", Path("/c/child.py"))[-1]
         '/c/child.py'
     """
-    return [*_python(python, pycache), str(child)]
+    return [*_python(python), str(child)]
 
 
 def pytest_args(ini: Path, tests_dir: Path, basetemp: Path, plugins: Iterable[str]) -> list[str]:
@@ -331,6 +336,26 @@ def _start(cmd: list[str], cwd: Path, env: Mapping[str, str], wfd: int) -> subpr
         raise StartError(str(e)) from e
 
 
+def _watch(
+    proc: subprocess.Popen[bytes], drain: _Drain, timeout: float, max_processes: int
+) -> tuple[bool, int]:
+    """Drain the pipes until the process ends: ``(timed out, processes seen past the limit)``."""
+    deadline, next_count = time.monotonic() + timeout, 0.0
+    while proc.poll() is None:
+        now = time.monotonic()
+        if now >= deadline:
+            return True, 0
+        if now >= next_count:
+            next_count = now + 0.25
+            n = count_descendants(proc.pid)
+            if n > max_processes:
+                return False, n
+        drain.pump(min(0.25, deadline - now) if drain.open() else 0.05)
+        if not drain.open():
+            time.sleep(0.05)
+    return False, 0
+
+
 def run_isolated(
     cmd: list[str],
     *,
@@ -365,23 +390,9 @@ def run_isolated(
         proc.stdin.write(key.hex().encode() + b"\n" + os.fsencode(config_path) + b"\n")
         proc.stdin.close()
     drain = _Drain(proc.stdout.fileno(), rfd, max_output)
-    deadline, timed_out, too_many = time.monotonic() + timeout, False, 0
-    next_count = 0.0
+    timed_out, too_many = False, 0
     try:
-        while proc.poll() is None:
-            now = time.monotonic()
-            if now >= deadline:
-                timed_out = True
-                break
-            if now >= next_count:
-                next_count = now + 0.25
-                n = count_descendants(proc.pid)
-                if n > max_processes:
-                    too_many = n
-                    break
-            drain.pump(min(0.25, deadline - now) if drain.open() else 0.05)
-            if not drain.open():
-                time.sleep(0.05)
+        timed_out, too_many = _watch(proc, drain, timeout, max_processes)
         if timed_out or too_many:
             _stop(proc, grace=5.0)
         end = time.monotonic() + 2.0  # the runner killed its tree; read what is left

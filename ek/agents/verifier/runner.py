@@ -2,7 +2,7 @@
 
 The checker does not import this module to use it: it copies this file's source text (and
 :mod:`~ek.agents.verifier.bridge`'s, as ``_ek_verifier_bridge.py``) into a private directory
-of each run and executes ``python -I -B -X utf8 -X pycache_prefix=<absent> <private>/runner.py``;
+of each run and executes ``python -I -B -X utf8 -X pycache_prefix=/dev/null/... runner.py``;
 the report's HMAC key and the path of its configuration arrive on stdin. In order, the runner:
 
 1. reads the key and the config; becomes a child subreaper (Linux), so that every

@@ -226,7 +226,7 @@ class SiteBaseline:
     given files (the modules the trusted test process loaded) missing or changed since then:
     its ctime is later. A process cannot set a ctime back (``utime`` sets only atime and
     mtime), so a change that is later undone still shows. ``__pycache__`` is skipped: the
-    test processes never read bytecode from there (``-X pycache_prefix``).
+    test processes never read bytecode (``-B``, ``-X pycache_prefix`` under ``/dev/null``).
 
     Example:
         >>> d = Path(tempfile.mkdtemp())
