@@ -78,13 +78,13 @@ def _set_limits(limits: dict[str, int]) -> dict[str, int]:
 
 
 def _count_processes(uid: int) -> int:
-    """Processes that the real user ``uid`` owns now (RLIMIT_NPROC counts them all)."""
+    """Threads of the processes that the user ``uid`` owns now (RLIMIT_NPROC counts them all)."""
     n = 0
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if entry.isdigit():
             try:
                 if os.stat(f"/proc/{entry}").st_uid == uid:
-                    n += 1
+                    n += len(os.listdir(f"/proc/{entry}/task"))
             except OSError:
                 pass
     return n
