@@ -285,10 +285,14 @@ def positive_number(owner: str, value: Any, message: str | None = None) -> float
     ``message`` replaces the default ``"<owner> must be a number > 0, got <value>"`` (it is
     formatted with ``value``).
     """
-    if not is_number(value) or not value > 0:
+    try:
+        v = float(value) if is_number(value) else math.nan
+    except OverflowError:  # an int past the float range (10**400)
+        v = math.nan
+    if not v > 0:
         text = message or "{owner} must be a number > 0, got {value!r}"
         raise ValueError(text.format(owner=owner, value=_Shown(value)))
-    return float(value)
+    return v
 
 
 class _Shown:
@@ -364,7 +368,11 @@ def plain_json(owner: str, value: Any, _depth: int = 0) -> None:
     """Raise unless ``value`` is JSON-representable (str keys, finite numbers, no cycles)."""
     if _depth > _MAX_DEPTH:
         raise ValueError(f"{owner} is nested too deeply (or cyclic)")
-    if value is None or isinstance(value, (str, bool, int)):
+    if value is None or isinstance(value, (str, bool)):
+        return
+    if isinstance(value, int):
+        if value.bit_length() > _INT_BITS:  # json cannot print it (past 4,300 digits)
+            raise ValueError(f"{owner} holds an int of {value.bit_length()} bits: too long")
         return
     if isinstance(value, float):
         if not math.isfinite(value):

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ek._validate import check_keys as _check_keys
-from ek._validate import is_number, short_repr
+from ek._validate import is_number, plain_json, short_repr
 from ek._validate import thaw as _thaw
 from ek.base import ReadOnlyDict
 
@@ -36,7 +36,10 @@ def _positive_cost(owner: str, value: Any) -> float:
         raise TypeError(
             f"{owner} must be a number, got {type(value).__name__}: {short_repr(value)}"
         )
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int past the float range (10**400) is no finite cost
+        v = math.inf
     if not math.isfinite(v) or v < 0:
         raise ValueError(f"{owner} must be a finite number >= 0, got {short_repr(value)}")
     return v
@@ -90,11 +93,17 @@ class FieldSpec:
             "importance",
             _positive_cost(f"FieldSpec {short_repr(self.name)}: importance", self.importance),
         )
+        if not isinstance(self.description, str):
+            raise TypeError(
+                f"FieldSpec {short_repr(self.name)}: description must be a str, got "
+                f"{short_repr(self.description)}"
+            )
         if self.schema is not None:
             if not isinstance(self.schema, Mapping):
                 raise TypeError(
                     f"FieldSpec {short_repr(self.name)}: schema must be a mapping, got {short_repr(self.schema)}"
                 )
+            plain_json(f"FieldSpec {short_repr(self.name)}: schema", self.schema)
             object.__setattr__(self, "schema", ReadOnlyDict(self.schema))
 
     @property

@@ -364,12 +364,18 @@ def writable_file(owner: str, path: Any) -> str:
 
     The same refusals as :func:`readable_file`, except that a missing file is fine (it will be
     created); an existing FIFO, directory or device is a ValueError (writing would block or
-    fail), and so is a path below a file (``notes.txt/run.jsonl``).
+    fail), and so is a path below a file (``notes.txt/run.jsonl``) or in a folder that does not
+    exist (nothing creates folders on the way).
     """
     p = path_text(owner, path)
     try:
         mode = os.stat(p).st_mode
     except FileNotFoundError:
+        folder = os.path.dirname(os.path.abspath(p))
+        if not os.path.isdir(folder):
+            raise ValueError(
+                f"{owner}: no file can be written at {p} (its folder {folder} does not exist)"
+            ) from None
         return p
     except NotADirectoryError:
         raise ValueError(

@@ -25,12 +25,22 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ek._validate import check_keys, count, finite, is_number, opt_str, positive_int, short_repr
+from ek._validate import (
+    check_keys,
+    count,
+    finite,
+    is_number,
+    opt_str,
+    plain_json,
+    positive_int,
+    short_repr,
+)
 from ek.base import ReadOnlyDict
 
 __all__ = [
@@ -117,13 +127,25 @@ class IsotonicCalibrator:
     signal: str | None = None
 
     def __post_init__(self) -> None:
-        if not self.xs or len(self.xs) != len(self.ys):
+        # every field checked here, so a calibrator built in code writes what from_dict reads
+        xs = _finite_tuple("IsotonicCalibrator.xs", self.xs)
+        ys = _finite_tuple("IsotonicCalibrator.ys", self.ys)
+        if not xs or len(xs) != len(ys):
             raise ValueError(
-                f"IsotonicCalibrator needs equal, non-empty xs and ys, got {len(self.xs)} "
-                f"and {len(self.ys)}"
+                f"IsotonicCalibrator needs equal, non-empty xs and ys, got {len(xs)} "
+                f"and {len(ys)}"
             )
-        if any(b <= a for a, b in zip(self.xs, self.xs[1:])):
+        if any(b <= a for a, b in itertools.pairwise(xs)):
             raise ValueError("IsotonicCalibrator.xs must be strictly increasing")
+        if not isinstance(self.increasing, bool):
+            raise TypeError(
+                f"IsotonicCalibrator.increasing must be a bool, got {short_repr(self.increasing)}"
+            )
+        object.__setattr__(self, "xs", xs)
+        object.__setattr__(self, "ys", ys)
+        object.__setattr__(self, "n", count("IsotonicCalibrator.n", self.n))
+        plain_json("IsotonicCalibrator.n", self.n)  # an int JSON can print
+        opt_str("IsotonicCalibrator.signal", self.signal)
 
     def __call__(self, score: float) -> float:
         """The calibrated probability for a raw ``score``."""
@@ -157,17 +179,12 @@ class IsotonicCalibrator:
     def from_dict(cls, data: Mapping[str, Any]) -> IsotonicCalibrator:
         """Rebuild a calibrator from :meth:`to_dict` output (each field checked)."""
         check_keys("IsotonicCalibrator", data, _CALIBRATOR_KEYS, ("xs", "ys"))
-        increasing = data.get("increasing", True)
-        if not isinstance(increasing, bool):
-            raise TypeError(
-                f"IsotonicCalibrator.increasing must be a bool, got {short_repr(increasing)}"
-            )
         return cls(
-            xs=_finite_tuple("IsotonicCalibrator.xs", data["xs"]),
-            ys=_finite_tuple("IsotonicCalibrator.ys", data["ys"]),
-            increasing=increasing,
-            n=count("IsotonicCalibrator.n", data.get("n", 0)),
-            signal=opt_str("IsotonicCalibrator.signal", data.get("signal")),
+            xs=data["xs"],
+            ys=data["ys"],
+            increasing=data.get("increasing", True),
+            n=data.get("n", 0),
+            signal=data.get("signal"),
         )
 
 

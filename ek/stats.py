@@ -278,7 +278,10 @@ def _floats(name: str, values: Any) -> list[float]:
             raise TypeError(
                 f"{name}[{i}] must be a number, got {type(v).__name__}: {short_repr(v, 100)}"
             )
-        f = float(v)
+        try:
+            f = float(v)
+        except OverflowError:  # an int past the float range (10**400) is not finite
+            f = math.inf
         if not math.isfinite(f):
             raise ValueError(f"{name}[{i}] must be finite, got {short_repr(v)}")
         out.append(f)
@@ -884,7 +887,10 @@ def mean(xs: Sequence[float]) -> float:
     """
     if not xs:
         return _NAN  # undefined, as every estimator here says it
-    return math.fsum(xs) / len(xs)
+    try:
+        return math.fsum(xs) / len(xs)
+    except OverflowError:  # an int past the float range (10**400)
+        raise ValueError("mean: a value is too large for a float") from None
 
 
 def expanded_tail(confidence: float, n: int) -> float:

@@ -12,11 +12,17 @@ contract, asserted exactly:
   characters even for a 10 MB input (values are cut *before* ``repr``);
 * never any other exception (``AttributeError``, ``KeyError``, ``IndexError``,
   ``OverflowError``, ``RecursionError``, ``ZeroDivisionError``, ...);
-* never a hang: every input is bounded, so a call that does not return within ``HANG_SECONDS``
-  is a bug (a SIGALRM stops it and the example fails), not a slow machine.
+* never a hang: every input is bounded (the largest a 10 MB string, 100,000 levels, 20,000
+  items; a run of at most a few trials), and a call that reads its input element by element
+  where it should refuse it at once (``cost_from_inspect_events("x" * 10**7)``) is a bug fixed
+  in the code, not a slow example. ``HANG_SECONDS`` only stops a call that would never return
+  (a SIGALRM ends it and the example fails): it is ten minutes, so no machine is slow enough
+  to reach it with a call that returns, and no test here depends on the machine's speed.
 
 The table ``ENTRIES`` is (id, callable, argument strategies): adding an entry point is one
-line. The metrics and checkers come from the registry, so a newly registered one is fuzzed
+line. ``SERIALISED`` adds the round-trip contract (issue 30): a public value that was built
+writes strict JSON (``to_dict``; an ``Episode``'s ``to_json``) that its reader reads back to
+the same JSON, or its constructor refuses it. The metrics and checkers come from the registry, so a newly registered one is fuzzed
 without touching this file. Hypothesis runs derandomized (a fixed seed) with a small budget per
 entry, so the whole file stays well under a minute.
 
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import json
 import math
 import os
 import shutil
@@ -52,9 +59,12 @@ import ek.agents.bridge as bridge
 import ek.agents.cost as cost
 import ek.agents.demo  # (registers the demo world's checker: fuzzed in every run)
 import ek.agents.episode as episode
+import ek.agents.fingerprint as fingerprint
 import ek.agents.judge as judge
 import ek.agents.metrics as metrics
 import ek.agents.spec as spec
+import ek.agents.store as store
+import ek.agents.suite as suite
 import ek.agents.toolcalls as toolcalls
 import ek.agents.trajectory as trajectory
 import ek.canon as canon
@@ -64,6 +74,7 @@ import ek.iaa as iaa
 import ek.quality as quality
 import ek.scalar_gate as scalar_gate
 import ek.stats as stats
+from ek._validate import as_verdict
 from ek.agents.harness import (
     GateRefusedError,
     HarnessError,
@@ -78,7 +89,7 @@ from ek.registry import registered, resolve
 reliability = importlib.import_module("ek.agents.reliability")
 
 MAX_MESSAGE = 2_000
-HANG_SECONDS = 20  # generous on a loaded machine; every input here is small or refused early
+HANG_SECONDS = 600  # only a call that never returns reaches it: the inputs are bounded
 EXAMPLES = 25  # per entry
 
 # The contract's allowed failures. CallShapeError, GateRefusedError, UncalibratedScoreError and
@@ -636,6 +647,99 @@ BRIDGES: list[Entry] = [
 ]
 
 
+def _agent(task: Any) -> Any:
+    return episode.Episode(task.task_id, output="o", cost=[COST])
+
+
+def _run_suite(tasks: Any, **options: Any) -> Any:
+    """``run_suite`` of a fixed agent: the tasks and every option are junk (issue 30)."""
+    return suite.run_suite(_agent, tasks, **options)
+
+
+_TASKS = junk_or([TASK], [TASK, spec.TaskSpec("u", gold="o")])
+_STORE_HEADER = junk_or({"run": {}, "suite": {"fingerprint": "f"}, "k": 1})
+
+# Runs, stores and configurations (issue 30). Writers write only inside the scratch folder.
+RUNS: list[Entry] = [
+    E(
+        "run_suite",
+        _run_suite,
+        _TASKS,
+        k=junk_or(1, 2),
+        check=junk_or(None, "output", metrics.output_match),
+        metrics=junk_or(None, ["tool_calls"], ["cost_per_success"]),
+        price=junk_or(None, PRICE),
+        prices=junk_or(None, {"m": PRICE}),
+        store=OUT_PATHS,
+        seed=J,
+        timeout=junk_or(None, 30.0),
+        concurrency=junk_or(1, 4),
+        max_retries=junk_or(0, 1),
+        resume_undescribed_checker=junk_or(False, True),
+    ),
+    E(
+        "run_suite.options",
+        _run_suite,
+        _TASKS,
+        budget=J,
+        adaptive=J,
+        faults=J,
+        fault=J,
+        retry_on=J,
+        progress=J,
+        run=J,
+        confidence=J,
+        n_resamples=junk_or(10),
+    ),
+    E("SuiteConfig", suite.SuiteConfig, J, J, J, J, J, J, J),
+    E(
+        "TrialStore.open",
+        lambda p, h: store.TrialStore.open(p, h).close(),
+        OUT_PATHS,
+        _STORE_HEADER,
+    ),
+    E("replace_store", store.replace_store, OUT_PATHS, _STORE_HEADER, st.one_of(J, st.lists(J))),
+    E("read_store", store.read_store, PATHS, _paths=True),
+    E("iter_store", lambda p, sh: list(store.iter_store(p, shard=sh)), PATHS, J, _paths=True),
+    E("describe", fingerprint.describe, J),
+    E("callable_config", fingerprint.callable_config, J, J),
+    E(
+        "metric_config",
+        fingerprint.metric_config,
+        junk_or(*(resolve("metrics", n) for n in registered("metrics"))),
+    ),
+    E("config_diff", fingerprint.config_diff, J, J),
+    E(
+        "as_verdict",
+        lambda v, allow_none=False: as_verdict("check", v, allow_none=allow_none),
+        J,
+        allow_none=J,
+    ),
+    E("check_pricing", cost.check_pricing, junk_or(PRICE), junk_or({"m": PRICE})),
+    E("cost_report.prices", cost.cost_report, st.just([EP]), prices=junk_or({"m": PRICE})),
+    E("resolve_price.catalogue", cost.resolve_price, junk_or("m", "x/m"), junk_or({"m": PRICE})),
+    E(
+        "from_inspect_sample.usage",
+        bridge.from_inspect_sample,
+        st.fixed_dictionaries(
+            {"id": junk_or(1, "s"), "messages": st.just([])},
+            optional={"model_usage": J, "events": J},
+        ),
+    ),
+    E(
+        "FieldSpec.kw",
+        grammar.FieldSpec,
+        junk_or("x"),
+        importance=J,
+        description=J,
+        schema=J,
+        type=J,
+        required=J,
+    ),
+    E("IsotonicCalibrator.kw", quality.IsotonicCalibrator, FLOATS, FLOATS, J, J, J),
+]
+
+
 def _registry_entries() -> Iterator[Entry]:
     """Every registered metric and checker: called, aggregated and rebuilt on junk."""
     for name in registered("metrics"):
@@ -650,7 +754,7 @@ def _registry_entries() -> Iterator[Entry]:
         yield E(f"checker_factories/{name}", resolve("checker_factories", name), J)
 
 
-ENTRIES: list[Entry] = [*CORE, *STATS, *AGENTS, *BRIDGES, *_registry_entries()]
+ENTRIES: list[Entry] = [*CORE, *STATS, *AGENTS, *BRIDGES, *RUNS, *_registry_entries()]
 
 # Bugs the contract finds in modules owned elsewhere, by test ("fuzz" or "named") and entry id:
 # the bug and a one-line reproduction. Each is a strict xfail until its owner fixes it.
@@ -743,6 +847,105 @@ def test_every_named_junk_alone(entry: Entry) -> None:
                 holds(entry, args, kwargs)
             except AssertionError as e:
                 raise AssertionError(f"<{value_name}> as argument {pos}: {e}") from None
+
+
+# Public values that write themselves (issue 30): what a constructor accepts, ``to_dict`` writes
+# as strict JSON and ``from_dict`` reads back to the same JSON (an Episode: ``to_json`` and
+# ``from_json``, or a ValueError saying why it cannot be written). Every field is junk, in turn.
+SERIALISED: list[Entry] = [
+    E("FieldSpec", grammar.FieldSpec, junk_or("x"), J, junk_or(True), J, J, J),
+    E(
+        "ToolSpec",
+        spec.ToolSpec,
+        junk_or("f"),
+        junk_or((), [grammar.FieldSpec("x")]),
+        parameters=J,
+        destructive=J,
+        weight=J,
+        importance=J,
+        description=J,
+    ),
+    E("TaskSpec", spec.TaskSpec, junk_or("t"), J, J, junk_or((), [TOOL]), STEPS, J, J, J),
+    E("ModelPrice", cost.ModelPrice, *_n(5), J, J, J),
+    E("RunProvenance", episode.RunProvenance, *_n(7), J),
+    E("Cost", episode.Cost, *_n(6), J, J),
+    E("Interval", stats.Interval, *(FLOAT for _ in range(4)), J, J),
+    E("IsotonicCalibrator", quality.IsotonicCalibrator, FLOATS, FLOATS, J, J, J),
+    E("RunSummary", RunSummary, junk_or(episode.RunProvenance()), INT, PAIRS, J),
+    E("Episode", episode.Episode, junk_or("t"), STEPS, J, J, J, J, J, J, J, J, J, J),
+    E("Step", lambda *a: episode.Episode("t", trajectory=[episode.Step(*a)]), junk_or("f"), J, J),
+]
+
+
+def _written_and_read_back(obj: Any) -> None:
+    """Assert that ``obj`` writes JSON its reader reads back to the same JSON."""
+    cls = type(obj)
+    if cls is episode.Episode:
+        try:
+            line = obj.to_json()
+        except ValueError as e:  # refused, saying why: never a line that does not read back
+            assert str(e) and len(str(e)) <= MAX_MESSAGE
+            return
+        assert cls.from_json(line).to_json() == line
+        return
+    text = json.dumps(obj.to_dict(), allow_nan=False)  # strict JSON, or this raises
+    back = cls.from_dict(json.loads(text))
+    assert json.dumps(back.to_dict(), allow_nan=False) == text
+
+
+@pytest.mark.parametrize("entry", SERIALISED, ids=lambda e: e.id)
+@SETTINGS
+@given(data=st.data())
+def test_what_is_built_is_written_as_json_that_reads_back(
+    entry: Entry, data: st.DataObject
+) -> None:
+    args = tuple(_real(data.draw(s, label=f"arg{i}")) for i, s in enumerate(entry.args))
+    kwargs = {k: _real(data.draw(s, label=k)) for k, s in entry.kwargs}
+    try:
+        with warnings.catch_warnings(), _no_hang():
+            warnings.simplefilter("ignore")
+            obj = entry.fn(*args, **kwargs)
+    except ALLOWED as e:
+        assert str(e) and len(str(e)) <= MAX_MESSAGE, f"{entry.id}: {type(e).__name__}"
+        return
+    with _no_hang():
+        _written_and_read_back(obj)
+
+
+@pytest.mark.parametrize("entry", SERIALISED, ids=lambda e: e.id)
+def test_every_named_junk_alone_is_refused_or_reads_back(entry: Entry) -> None:
+    names = [k for k, _ in entry.kwargs]
+    for value_name, value in NAMED.items():
+        for pos in range(len(entry.args) + len(names)):
+            good = tuple(_GOOD.get(entry.id, {}).get(i) for i in range(len(entry.args)))
+            args = [value if i == pos else good[i] for i in range(len(entry.args))]
+            kwargs = {k: value for j, k in enumerate(names) if len(entry.args) + j == pos}
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    obj = entry.fn(*args, **kwargs)
+            except ALLOWED:
+                continue
+            try:
+                _written_and_read_back(obj)
+            except (AssertionError, ValueError, TypeError, RecursionError) as e:
+                raise AssertionError(
+                    f"{entry.id}: <{value_name}> as argument {pos} was accepted, but "
+                    f"{type(e).__name__}: {str(e)[:200]}"
+                ) from None
+
+
+# The plausible positional values the named-junk round trip keeps around the junk one.
+_GOOD: dict[str, dict[int, Any]] = {
+    "FieldSpec": {0: "x", 2: True},
+    "ToolSpec": {0: "f"},
+    "TaskSpec": {0: "t"},
+    "Interval": {0: 0.5, 1: 0.4, 2: 0.6, 3: 0.95, 4: "wilson"},
+    "IsotonicCalibrator": {0: (0.0, 1.0), 1: (0.2, 0.8)},
+    "RunSummary": {0: episode.RunProvenance(), 1: 1, 2: {"t": (1, 1)}},
+    "Episode": {0: "t"},
+    "Step": {0: "f"},
+}
 
 
 def test_the_registry_is_fuzzed() -> None:

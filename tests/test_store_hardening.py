@@ -304,7 +304,7 @@ def test_write_then_read_episodes_round_trips_everything_episode_accepts(
     try:
         write_episodes(p, [ep])
     except ValueError as e:
-        assert "cannot be written so that read_episodes reads it back" in str(e)
+        assert "cannot be written as JSON that reads back" in str(e)
         assert p.read_bytes() == b""  # nothing unreadable was left behind
         return
     assert list(read_episodes(p)) == [ep]

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ek._validate import check_keys, finite, is_number, short_repr, to_float
+from ek._validate import check_keys, check_mapping, finite, is_number, opt_str, short_repr, to_float
 from ek.agents.episode import TOKEN_KINDS, Cost, Episode
 from ek.base import ReadOnlyDict
 from ek.jsonio import readable_file
@@ -44,6 +44,7 @@ __all__ = [
     "ModelPrice",
     "PricedCost",
     "UsageTotals",
+    "check_pricing",
     "corpus_cost_of_pass",
     "cost_of_pass",
     "cost_report",
@@ -95,7 +96,11 @@ class ModelPrice:
             v = getattr(self, k)
             if v is not None:
                 object.__setattr__(self, k, finite(f"ModelPrice.{k}", v, minimum=0.0))
-        object.__setattr__(self, "extra", ReadOnlyDict(self.extra))
+        opt_str("ModelPrice.model", self.model)
+        opt_str("ModelPrice.source", self.source)
+        extra = check_mapping("ModelPrice.extra", self.extra)
+        rates = {k: finite(f"ModelPrice.extra[{k!r:.60}]", v, minimum=0.0) for k, v in extra.items()}
+        object.__setattr__(self, "extra", ReadOnlyDict(rates))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (``None`` rates omitted)."""
@@ -113,6 +118,44 @@ class ModelPrice:
         allowed = {*_RATES, "model", "source", "extra"}
         check_keys("ModelPrice", data, allowed)
         return cls(**dict(data))
+
+
+def check_pricing(
+    price: Any, prices: Any
+) -> tuple[ModelPrice | None, Mapping[str, ModelPrice] | None]:
+    """``(price, prices)`` checked where a run, a metric or a report takes them: ``price`` a
+    :class:`ModelPrice` or ``None``, ``prices`` a ``{model name: ModelPrice}`` mapping or
+    ``None``; else a TypeError naming what was given.
+
+    Example:
+        >>> check_pricing(None, {1: per_million(1, 2)})
+        Traceback (most recent call last):
+        ...
+        TypeError: prices must map model names (str) to ModelPrice, got key int: 1
+    """
+    if price is not None and not isinstance(price, ModelPrice):
+        raise TypeError(
+            f"price must be a ModelPrice or None, got {type(price).__name__}: {short_repr(price)}"
+        )
+    if prices is None:
+        return price, None
+    if not isinstance(prices, Mapping):
+        raise TypeError(
+            f"prices must be a {{model: ModelPrice}} mapping or None, got "
+            f"{type(prices).__name__}: {short_repr(prices)}"
+        )
+    for m, p in prices.items():
+        if not isinstance(m, str):
+            raise TypeError(
+                f"prices must map model names (str) to ModelPrice, got key "
+                f"{type(m).__name__}: {short_repr(m)}"
+            )
+        if not isinstance(p, ModelPrice):
+            raise TypeError(
+                f"prices[{short_repr(m, 60)}] must be a ModelPrice, got {type(p).__name__}: "
+                f"{short_repr(p)}"
+            )
+    return price, prices
 
 
 def pricing_to_dict(
@@ -224,7 +267,15 @@ def resolve_price(model: str | None, catalog: Mapping[str, ModelPrice]) -> Model
         if tail in catalog:
             return catalog[tail]
     base = parts[-1]
-    hits = [k for k in catalog if k.rsplit("/", 1)[-1] == base]
+    hits = []
+    for k in catalog:
+        if not isinstance(k, str):
+            raise TypeError(
+                f"catalog must map model names (str) to ModelPrice, got key "
+                f"{type(k).__name__}: {short_repr(k)}"
+            )
+        if k.rsplit("/", 1)[-1] == base:
+            hits.append(k)
     if len(hits) == 1:
         return catalog[hits[0]]
     return None
@@ -527,6 +578,7 @@ class CostTally:
         price: ModelPrice | None = None,
         prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
+        price, prices = check_pricing(price, prices)
         self._src: ModelPrice | Mapping[str, ModelPrice] | None = (
             price if price is not None else prices
         )

@@ -623,10 +623,26 @@ class Episode:
         return cls(**kw)
 
     def to_json(self) -> str:
-        """One compact JSON line."""
-        return json.dumps(
-            self.to_dict(), ensure_ascii=False, separators=(",", ":"), default=_json_default
-        )
+        """One compact JSON line that :meth:`from_json` reads back.
+
+        Objects JSON cannot hold (a live tool's observation) are written as their ``repr``.
+
+        Raises:
+            ValueError: what :meth:`from_json` would refuse (NaN or infinity, nesting past 200
+                levels, a cycle, an int too long to print): the line is read back through the
+                reader's own validation before it is returned, never handed out unreadable.
+        """
+        try:
+            line = json.dumps(
+                self.to_dict(), ensure_ascii=False, separators=(",", ":"), default=_json_default
+            )
+            Episode.from_json(line)  # the reader's rule, applied to what was written
+        except (ValueError, TypeError, RecursionError) as e:
+            raise ValueError(
+                f"Episode {short_repr(self.task_id, 100)} trial {self.trial} cannot be written "
+                f"as JSON that reads back ({type(e).__name__}: {str(e)[:300]})"
+            ) from None
+        return line
 
     @classmethod
     def from_json(cls, line: str) -> Episode:
@@ -650,7 +666,10 @@ def _json_default(obj: Any) -> Any:
         return sorted(obj, key=repr)
     if isinstance(obj, MappingProxyType):
         return dict(obj)
-    return repr(obj)
+    try:
+        return repr(obj)
+    except Exception:  # an object whose repr raises is written as its type
+        return f"<{type(obj).__name__} object>"
 
 
 def write_episodes(
@@ -691,14 +710,9 @@ def _episode_line(ep: Any) -> bytes:
     if not isinstance(ep, Episode):
         raise TypeError(f"write_episodes expects Episode objects, got {type(ep).__name__}")
     try:
-        line = ep.to_json()
-        Episode.from_json(line)
-        return (line + "\n").encode("utf-8")
-    except (ValueError, TypeError, RecursionError) as e:
-        raise ValueError(
-            f"write_episodes: episode {short_repr(ep.task_id, 100)} trial {ep.trial} cannot be written so "
-            f"that read_episodes reads it back ({type(e).__name__}: {str(e)[:300]})"
-        ) from None
+        return (ep.to_json() + "\n").encode("utf-8")  # to_json reads its line back
+    except ValueError as e:
+        raise ValueError(f"write_episodes: {e}") from None
 
 
 def read_episodes(path: str | os.PathLike[str]) -> Iterator[Episode]:

@@ -56,6 +56,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from ek._validate import short_repr
+
 __all__ = [
     "MAX_ITEMS",
     "MAX_TEXT",
@@ -270,10 +272,15 @@ def metric_config(metric: Any) -> dict[str, Any]:
 
     ``fingerprint`` is the sha256 of the canonical JSON of ``type`` and ``settings``.
     """
+    name = getattr(metric, "name", None)
+    if not isinstance(name, str) or not name:
+        raise TypeError(
+            f"metric_config expects a metric (with a str name), got {type(metric).__name__}"
+        )
     d = _Describer()
     kind = _qualname(type(metric))
-    settings = d.settings(metric, str(getattr(metric, "name", kind)), 0)
-    return _config(str(metric.name), kind, settings, d.undescribed)
+    settings = d.settings(metric, name, 0)
+    return _config(name, kind, settings, d.undescribed)
 
 
 def callable_config(obj: Any, name: str | None = None) -> dict[str, Any]:
@@ -291,10 +298,14 @@ def callable_config(obj: Any, name: str | None = None) -> dict[str, Any]:
         >>> a["fingerprint"] == callable_config(functools.partial(close, tol=0.2))["fingerprint"]
         False
     """
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"callable_config name must be a str or None, got {type(name).__name__}")
+    label = name if name is not None else getattr(obj, "__name__", None)
+    if not isinstance(label, str):
+        label = type(obj).__name__
     d = _Describer()
-    label = name if name is not None else getattr(obj, "__name__", type(obj).__name__)
-    settings = d.walk(obj, str(label), 0)
-    return _config(str(label), _qualname(type(obj)), settings, d.undescribed)
+    settings = d.walk(obj, label, 0)
+    return _config(label, _qualname(type(obj)), settings, d.undescribed)
 
 
 def same_config(a: Any, b: Any) -> bool:
@@ -325,22 +336,37 @@ def config_diff(a: Any, b: Any, *, limit: int = 5) -> list[str]:
     return out
 
 
-def _diff(a: Any, b: Any, where: str, out: list[str], limit: int) -> None:
-    if len(out) >= limit or a == b:
+def _diff(a: Any, b: Any, where: str, out: list[str], limit: int, depth: int = 0) -> None:
+    if len(out) >= limit or _same(a, b):
+        return
+    if depth > _MAX_DIFF_DEPTH:  # a description is shallow: past this, name the place
+        out.append(f"{where or 'value'}: differs below this level")
         return
     if isinstance(a, Mapping) and isinstance(b, Mapping):
-        for k in sorted(set(a) | set(b), key=str):
-            if where == "" and k in ("fingerprint", "undescribed"):
-                continue
-            _diff(a.get(k), b.get(k), f"{where}.{k}" if where else str(k), out, limit)
+        _diff_mappings(a, b, where, out, limit, depth)
         return
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
         for i, (x, y) in enumerate(zip(a, b)):
-            _diff(x, y, f"{where}[{i}]", out, limit)
+            _diff(x, y, f"{where}[{i}]", out, limit, depth + 1)
         return
-    out.append(f"{where or 'value'}: {_short(a)} -> {_short(b)}")
+    out.append(f"{where or 'value'}: {short_repr(a, 80)} -> {short_repr(b, 80)}")
 
 
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=repr)
-    return text if len(text) <= 80 else text[:77] + "..."
+def _diff_mappings(
+    a: Mapping[Any, Any], b: Mapping[Any, Any], where: str, out: list[str], limit: int, depth: int
+) -> None:
+    for k in sorted(set(a) | set(b), key=str):
+        if where == "" and k in ("fingerprint", "undescribed"):
+            continue
+        key = k[:40] if isinstance(k, str) else short_repr(k, 40)
+        _diff(a.get(k), b.get(k), f"{where}.{key}" if where else key, out, limit, depth + 1)
+
+
+_MAX_DIFF_DEPTH = 20
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b)
+    except (RecursionError, ValueError, TypeError):  # deep or odd values: walked instead
+        return False

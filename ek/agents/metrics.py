@@ -40,7 +40,7 @@ from ek.base import Score, check_scores, is_episode
 from ek.canon import default_canonicalizer
 from ek.registry import UnknownNameError, register, registered, resolve
 
-from .cost import ModelPrice, corpus_cost_of_pass, episode_dollars, price_cost
+from .cost import ModelPrice, check_pricing, corpus_cost_of_pass, episode_dollars, price_cost
 from .spec import TaskSpec
 
 __all__ = [
@@ -396,14 +396,7 @@ class CostPerSuccessMetric:
         price: ModelPrice | None = None,
         prices: Mapping[str, ModelPrice] | None = None,
     ) -> None:
-        if price is not None and not isinstance(price, ModelPrice):
-            raise TypeError(
-                f"price must be a ModelPrice or None, got {type(price).__name__}: {short_repr(price)}"
-            )
-        if prices is not None and not isinstance(prices, Mapping):
-            raise TypeError(
-                f"prices must be a {{model: ModelPrice}} mapping or None, got {type(prices).__name__}"
-            )
+        price, prices = check_pricing(price, prices)
         self.check = check
         self._check = resolve_checker(check)
         self.price = price

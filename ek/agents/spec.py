@@ -288,6 +288,11 @@ class TaskSpec:
         slice: A slice name for per-slice reports (e.g. ``"refund"``).
         tags: Free labels (e.g. ``("hard",)``).
         metadata: Free JSON-like data.
+
+    ``input``, ``gold`` and ``metadata`` must be JSON data (str-keyed mappings, lists, strings,
+    finite numbers, bools, ``None``; at most 200 levels deep), so :meth:`to_dict` is strict
+    JSON that :meth:`from_dict` reads back, and the suite's fingerprint is the same in every
+    process; anything else is a ``TypeError`` / ``ValueError`` naming it.
     """
 
     task_id: str
@@ -313,6 +318,8 @@ class TaskSpec:
                 raise TypeError(f"TaskSpec.tags must be str, got {short_repr(t)}")
         object.__setattr__(self, "tags", tuple(tags))
         object.__setattr__(self, "metadata", check_mapping("TaskSpec.metadata", self.metadata))
+        for k in ("input", "gold", "metadata"):  # what to_dict writes, from_dict reads back
+            plain_json(f"TaskSpec.{k}", getattr(self, k))
 
     def grammar(self) -> GraphGrammar:
         """The cost grammar of this task's tools."""
@@ -349,10 +356,7 @@ class TaskSpec:
         kw = dict(data)
         if kw.get("gold_calls") is not None:
             kw["gold_calls"] = Trajectory.from_list(kw["gold_calls"])
-        for k in ("input", "gold", "metadata"):
-            if k in kw:
-                plain_json(f"TaskSpec.{k}", kw[k])
-        return cls(**kw)
+        return cls(**kw)  # input, gold and metadata checked as JSON data there
 
 
 def suite_grammar(tasks: Iterable[TaskSpec] | Iterable[ToolSpec]) -> GraphGrammar:

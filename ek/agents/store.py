@@ -251,6 +251,8 @@ class StoreSnapshot:
 
 
 def _key(rec: Mapping[str, Any], where: str) -> tuple[str, int]:
+    if not isinstance(rec, Mapping):
+        raise StoreError(f"{where}: a trial record must be a JSON object, got {type(rec).__name__}")
     t, i = rec.get("task_id"), rec.get("trial")
     if not isinstance(t, str) or not is_number(i) or not isinstance(i, int):
         raise StoreError(
@@ -620,6 +622,8 @@ def replace_store(
         OSError: the folder cannot be written.
     """
     p = path_text("replace_store", path)
+    if not isinstance(header, Mapping):
+        raise TypeError(f"replace_store: header must be a mapping, got {type(header).__name__}")
     source = header.get("source")
     fh = open_regular_file("replace_store", p, write=True)  # created empty when absent
     tmp: str | None = None

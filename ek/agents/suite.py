@@ -115,7 +115,14 @@ from .adaptive import Adaptive
 from .attempt import Attempt, BatchSpec, batch_size, run_batch, settle
 from .budget import Budget, BudgetCurve, budget_curve, budget_hits, usage
 from .consistency import ConsistencyReport, consistency
-from .cost import CostReport, ModelPrice, cost_report, pricing_from_dict, pricing_to_dict
+from .cost import (
+    CostReport,
+    ModelPrice,
+    check_pricing,
+    cost_report,
+    pricing_from_dict,
+    pricing_to_dict,
+)
 from .episode import Episode, RunProvenance, Trajectory
 from .faults import Fault, FaultPlan, RobustnessRow, fault_stream, robustness, wrap_tool
 from .fingerprint import callable_config, config_diff, metric_config, same_config
@@ -361,6 +368,7 @@ class SuiteConfig:
                 f"budget must be an ek.agents.budget.Budget or None, got {type(self.budget).__name__}"
             )
         _check_faults(self.faults, self.fault)
+        check_pricing(self.price, self.prices)
         if not isinstance(self.resume_undescribed_checker, bool):
             raise TypeError(
                 "resume_undescribed_checker must be a bool, got "

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ek._validate import positive_int
+from ek._validate import positive_int, short_repr
 from ek.base import ReadOnlyDict, Score
 from ek.jsonio import from_json_safe, to_json_safe
 
@@ -68,7 +68,7 @@ def metric_aggregator(name: str) -> tuple[Callable[[Sequence[Score]], float], bo
 def _score_from(d: Any, where: str) -> Score:
     if not isinstance(d, Mapping) or "value" not in d:
         raise ValueError(
-            f"{where}: expected a score {{'value': ..., 'detail': {{...}}}}, got {d!r:.100}"
+            f"{where}: expected a score {{'value': ..., 'detail': {{...}}}}, got {short_repr(d, 100)}"
         )
     v = d["value"]
     return Score(math.nan if v is None else float(v), d.get("detail") or {})
@@ -158,7 +158,9 @@ class MetricSummary:
     def _from_decoded(cls, d: Mapping[str, Any]) -> MetricSummary:
         scores = d.get("scores") or {}
         if not isinstance(scores, Mapping):
-            raise ValueError(f"MetricSummary.scores must be a mapping, got {scores!r:.100}")
+            raise ValueError(
+                f"MetricSummary.scores must be a mapping, got {short_repr(scores, 100)}"
+            )
         return cls(
             name=d["name"],
             higher_is_better=d["higher_is_better"],
@@ -208,40 +210,77 @@ class Unscored:
     def from_dict(cls, data: Mapping[str, Any]) -> Unscored:
         """Inverse of :meth:`to_dict`."""
         if not isinstance(data, Mapping):
-            raise ValueError(f"expected an unscored record {{n, of, reason}}, got {data!r:.100}")
+            raise ValueError(
+                f"expected an unscored record {{n, of, reason}}, got {short_repr(data, 100)}"
+            )
         return cls(data["n"], data["of"], str(data.get("reason") or ""))
 
 
 def _notes(value: Any) -> tuple[str, ...]:
     if isinstance(value, str) or not all(isinstance(n, str) for n in value):
-        raise TypeError(f"RunSummary.notes must be a tuple of str, got {value!r:.100}")
+        raise TypeError(f"RunSummary.notes must be a tuple of str, got {short_repr(value, 100)}")
     return tuple(value)
 
 
 def _counts(value: Any, what: str = "counts", ordered: bool = True) -> dict[str, tuple[int, int]]:
     if not isinstance(value, Mapping):
         raise TypeError(
-            f"RunSummary.{what} must be a mapping task_id -> (n, c), got {value!r:.100}"
+            f"RunSummary.{what} must be a mapping task_id -> (n, c), got {short_repr(value, 100)}"
         )
     out: dict[str, tuple[int, int]] = {}
     for t, pair in value.items():
         if not isinstance(t, str) or not t:
             raise TypeError(f"RunSummary.counts keys must be task-id strings, got {t!r}")
         if isinstance(pair, (str, bytes)) or not isinstance(pair, Sequence) or len(pair) != 2:
-            raise TypeError(f"RunSummary.{what}[{t!r}] must be a pair (n, c), got {pair!r:.100}")
+            raise TypeError(
+                f"RunSummary.{what}[{short_repr(t, 100)}] must be a pair (n, c), got {short_repr(pair, 100)}"
+            )
         n, c = pair
         for label, v in (("n", n), ("c", c)):
-            positive_int(f"RunSummary.{what}[{t!r}] {label}", v, minimum=0)
+            positive_int(f"RunSummary.{what}[{short_repr(t, 100)}] {label}", v, minimum=0)
         if ordered and c > n:
-            raise ValueError(f"RunSummary.{what}[{t!r}]: successes c={c} exceed trials n={n}")
+            raise ValueError(
+                f"RunSummary.{what}[{short_repr(t, 100)}]: successes c={c} exceed trials n={n}"
+            )
         out[t] = (n, c)
+    return out
+
+
+def _metric_summaries(value: Any) -> dict[str, MetricSummary]:
+    """``metric name -> MetricSummary``, or a TypeError naming what is off."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"RunSummary.metrics must be a mapping, got {short_repr(value, 100)}")
+    for name, m in value.items():
+        if not isinstance(m, MetricSummary):
+            raise TypeError(f"RunSummary.metrics[{short_repr(name, 100)}] must be a MetricSummary")
+    return dict(value)
+
+
+def _slices(value: Any) -> dict[str, tuple[str, ...]]:
+    """``slice name -> task ids`` (strings), or an error naming what is off."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"RunSummary.slices must be a mapping, got {short_repr(value, 100)}")
+    out = {}
+    for name, ids in value.items():
+        if isinstance(ids, str) or not isinstance(ids, (list, tuple)):
+            raise TypeError(
+                f"RunSummary.slices[{short_repr(name, 100)}] must be a list of task ids, got "
+                f"{short_repr(ids, 100)}"
+            )
+        bad = [t for t in ids if not isinstance(t, str)]
+        if bad or not isinstance(name, str):
+            raise TypeError(
+                f"RunSummary.slices: names and task ids must be str, got "
+                f"{short_repr(name if not isinstance(name, str) else bad[0], 100)}"
+            )
+        out[name] = tuple(ids)
     return out
 
 
 def _fault_counts(value: Any) -> ReadOnlyDict[str, Mapping[str, tuple[int, int]]]:
     """``fault kind -> task_id -> (n, c)``, read-only, or an error naming what is off."""
     if not isinstance(value, Mapping):
-        raise TypeError(f"RunSummary.faults must be a mapping, got {value!r:.100}")
+        raise TypeError(f"RunSummary.faults must be a mapping, got {short_repr(value, 100)}")
     return ReadOnlyDict(
         {str(f): ReadOnlyDict(_counts(c, f"faults[{f!r}]")) for f, c in value.items()}
     )
@@ -253,7 +292,7 @@ def _configs(value: Any) -> ReadOnlyDict[str, Mapping[str, Any]]:
         isinstance(n, str) and isinstance(c, Mapping) for n, c in value.items()
     ):
         raise TypeError(
-            f"RunSummary.metric_configs must map metric names to configurations, got {value!r:.100}"
+            f"RunSummary.metric_configs must map metric names to configurations, got {short_repr(value, 100)}"
         )
     return ReadOnlyDict({n: ReadOnlyDict(dict(c)) for n, c in value.items()})
 
@@ -330,20 +369,8 @@ class RunSummary:
         positive_int("RunSummary.k", self.k)
         object.__setattr__(self, "notes", _notes(self.notes))
         object.__setattr__(self, "counts", ReadOnlyDict(_counts(self.counts)))
-        if not isinstance(self.slices, Mapping):
-            raise TypeError(f"RunSummary.slices must be a mapping, got {self.slices!r:.100}")
-        sl = {}
-        for name, ids in self.slices.items():
-            if isinstance(ids, str):
-                raise TypeError(
-                    f"RunSummary.slices[{name!r}] must be a list of task ids, not a str"
-                )
-            sl[str(name)] = tuple(str(t) for t in ids)
-        object.__setattr__(self, "slices", ReadOnlyDict(sl))
-        for name, m in self.metrics.items():
-            if not isinstance(m, MetricSummary):
-                raise TypeError(f"RunSummary.metrics[{name!r}] must be a MetricSummary")
-        object.__setattr__(self, "metrics", ReadOnlyDict(self.metrics))
+        object.__setattr__(self, "slices", ReadOnlyDict(_slices(self.slices)))
+        object.__setattr__(self, "metrics", ReadOnlyDict(_metric_summaries(self.metrics)))
         if self.cost is not None:
             object.__setattr__(self, "cost", ReadOnlyDict(self.cost))
         if self.episodes is not None:

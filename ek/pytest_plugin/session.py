@@ -68,13 +68,15 @@ def check_store(path: str) -> None:
         pytest.UsageError: a directory, a FIFO or a device; a folder under a file; a folder
             that cannot be written.
     """
-    from ek.jsonio import writable_file
+    from ek.jsonio import path_text, writable_file
 
     try:
-        p = os.path.abspath(writable_file("--ek-store", path))
+        p = os.path.abspath(path_text("--ek-store", path))
+        folder = os.path.dirname(p)
+        if os.path.isdir(folder):
+            writable_file("--ek-store", path)  # no directory, FIFO or device at the path
     except (TypeError, ValueError) as e:
         raise pytest.UsageError(str(e)) from None
-    folder = os.path.dirname(p)
     while not os.path.lexists(folder):  # the folders still to be made: the first that exists
         folder = os.path.dirname(folder)
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):

@@ -170,7 +170,7 @@ def test_an_unwritable_store_path_is_a_usage_error_before_any_test(pt: pytest.Py
     pt.makepyfile(test_two=TWO_TRIALS)
     (pt.path / "a_file").write_text("x")
     cases = [
-        ("a_file/run.jsonl", "--ek-store: no file can be written at a_file/run.jsonl*"),
+        ("a_file/run.jsonl", "--ek-store a_file/run.jsonl: cannot write a store there*"),
         (".", "--ek-store: expected a regular file, got a directory: ."),
     ]
     for path, message in cases:

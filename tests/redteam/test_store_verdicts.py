@@ -46,7 +46,7 @@ def _verdict_of(check: Any) -> Any:
         return run_suite(agent, [TaskSpec("t", gold="x")], k=1, check=check).verdicts[0]
 
 
-@pytest.mark.parametrize("bad", NOT_VERDICTS, ids=repr)
+@pytest.mark.parametrize("bad", NOT_VERDICTS, ids=[f"v{i}" for i in range(len(NOT_VERDICTS))])
 def test_run_suite_and_task_success_refuse_what_is_not_a_verdict(bad: Any) -> None:
     with pytest.raises(HarnessError, match="a verdict must be a bool, got"):
         _verdict_of(lambda ep, gold: bad)  # was: "false" a success

@@ -97,7 +97,19 @@ def cost_from_inspect_events(
         ...         "output": {"usage": {"input_tokens": 10, "output_tokens": 2}}}]
         >>> [(c.model, c.role, c.total_tokens) for c in cost_from_inspect_events(evs)]
         [('m', 'agent', 24), ('g', 'judge', 6)]
+
+    Raises:
+        TypeError: ``events`` is not an iterable of events (a string, bytes or a mapping is
+            refused at once, not walked character by character), or ``roles`` is not a
+            mapping.
     """
+    if isinstance(events, (str, bytes, bytearray, Mapping)) or not isinstance(events, Iterable):
+        raise TypeError(
+            "cost_from_inspect_events expects an iterable of Inspect events (a transcript's "
+            f"or a sample's events), got {type(events).__name__}: {short_repr(events, 80)}"
+        )
+    if roles is not None and not isinstance(roles, Mapping):
+        raise TypeError(f"roles must be a mapping or None, got {type(roles).__name__}")
     table = DEFAULT_ROLES if roles is None else roles
     scoring: set[str] = set()
     sums: dict[tuple[str | None, str], Cost] = {}
@@ -396,6 +408,11 @@ def from_inspect_sample(
     costs = cost_from_inspect_events(evs, roles=roles)
     if not costs:
         mu = field_of(obj, "model_usage") or {}
+        if not isinstance(mu, Mapping):
+            raise TypeError(
+                f"an Inspect sample's model_usage must map model names to usage, got "
+                f"{type(mu).__name__}: {short_repr(mu, 80)}"
+            )
         costs = tuple(cost_from_usage(u, m) for m, u in mu.items())
     if success is None:
         success = success_from_inspect_scores(field_of(obj, "scores"), success_from)

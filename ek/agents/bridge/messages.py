@@ -69,6 +69,21 @@ def _unwrap(msg: Any) -> Any:
     return msg
 
 
+def _id(value: Any) -> str | None:
+    """A call id as text: a non-empty str, or an int; anything else (model output) is no id,
+    never turned into text by its ``repr``."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() <= 64:
+        return str(value)
+    return None
+
+
+def _text(value: Any) -> str:
+    """A message from model output: a str as it is, anything else cut short."""
+    return value if isinstance(value, str) else short_repr(value)
+
+
 class _Pairing:
     """Calls in order, each waiting for its result (by id, else by position)."""
 
@@ -80,7 +95,7 @@ class _Pairing:
         """Record one call, read by the one call-shape normaliser (model output: a malformed
         call becomes a :data:`~ek.agents.toolcalls.parse.MALFORMED_TOOL` step saying why)."""
         step = normalize_call(call, strict=False)
-        cid = None if call_id is None or call_id == "" else str(call_id)
+        cid = _id(call_id)
         self.calls.append(
             {
                 "tool": step.tool,
@@ -94,17 +109,19 @@ class _Pairing:
         if cid is not None:
             self.by_id[cid] = len(self.calls) - 1
 
+    def _waiting(self, call_id: Any, name: Any) -> int | None:
+        """The call a result answers: by id, else the first open call (same name preferred)."""
+        key = _id(call_id)
+        if key is not None and key in self.by_id and not self.calls[self.by_id[key]]["done"]:
+            return self.by_id[key]
+        open_ = [i for i, c in enumerate(self.calls) if not c["done"]]
+        tool = name if isinstance(name, str) else None
+        same = [i for i in open_ if tool and self.calls[i]["tool"] == tool]
+        cands = same or open_
+        return cands[0] if cands else None
+
     def add_result(self, call_id: Any, content: Any, error: str | None, name: Any = None) -> None:
-        idx: int | None = None
-        if call_id is not None and str(call_id) in self.by_id:
-            i = self.by_id[str(call_id)]
-            if not self.calls[i]["done"]:
-                idx = i
-        if idx is None:  # no id (or an unknown one): the first open call, same name preferred
-            open_ = [i for i, c in enumerate(self.calls) if not c["done"]]
-            same = [i for i in open_ if name and self.calls[i]["tool"] == str(name)]
-            cands = same or open_
-            idx = cands[0] if cands else None
+        idx = self._waiting(call_id, name)
         if idx is None:
             return  # a result nobody asked for: not a step
         c = self.calls[idx]
@@ -166,9 +183,10 @@ def _assistant_calls(msg: Any, pairing: _Pairing) -> None:
     for c in calls:
         cid = field_of(c, "id")
         perr = field_of(c, "parse_error")  # Inspect: the arguments did not parse
-        pairing.add_call(_unparsed(c, str(perr)) if perr else c, cid)
-        if cid is not None:
-            seen.add(str(cid))
+        pairing.add_call(_unparsed(c, _text(perr)) if perr else c, cid)
+        key = _id(cid)
+        if key is not None:
+            seen.add(key)
     for c in field_of(msg, "invalid_tool_calls") or []:  # LangChain: arguments that did not parse
         err = field_of(c, "error") or "could not parse the arguments"
         pairing.add_call(
@@ -180,7 +198,7 @@ def _assistant_calls(msg: Any, pairing: _Pairing) -> None:
     content = field_of(msg, "content")
     if isinstance(content, (list, tuple)):  # Anthropic tool_use blocks
         for b in content:
-            if field_of(b, "type") == "tool_use" and str(field_of(b, "id")) not in seen:
+            if field_of(b, "type") == "tool_use" and _id(field_of(b, "id")) not in seen:
                 pairing.add_call(b, field_of(b, "id"))
 
 
