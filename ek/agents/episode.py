@@ -431,7 +431,9 @@ class RunProvenance:
             raise TypeError(
                 f"RunProvenance.seed must be an int or None, got {short_repr(self.seed)}"
             )
+        plain_json("RunProvenance.seed", self.seed)  # an int JSON can print
         object.__setattr__(self, "extra", check_mapping("RunProvenance.extra", self.extra))
+        plain_json("RunProvenance.extra", self.extra)  # what to_dict writes reads back
         if self.ek_version is None:
             from ek import __version__
 
