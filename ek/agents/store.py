@@ -52,8 +52,11 @@ Durability, precisely:
   resume runs another one.
 * One writer at a time: :meth:`TrialStore.open` takes an exclusive, non-blocking ``flock`` on the
   file (released on close, and by the kernel when the process dies, so a SIGKILL leaves no stale
-  lock) and refuses a second writer with :class:`StoreLockedError`. Where ``fcntl`` does not
-  exist (Windows) no lock is taken: run one writer per store there.
+  lock) and refuses a second writer with :class:`StoreLockedError`, as it refuses a file that
+  another writer renamed over the path while it was being opened. :func:`replace_store` (a
+  whole store written at once, as the pytest plugin writes a session's) takes the same lock
+  before it renames its file into place, and replaces only a store of its own source. Where
+  ``fcntl`` does not exist (Windows) no lock is taken: run one writer per store there.
 * Every record is validated on read (``success`` a bool, ``trial`` in ``[0, k)``, the episode's
   ``task_id`` the record's; the same trial twice with different verdicts is refused), with the
   file and line in the message. Every line, header and records alike, is parsed with one rule
