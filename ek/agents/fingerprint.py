@@ -349,7 +349,19 @@ def _diff(a: Any, b: Any, where: str, out: list[str], limit: int, depth: int = 0
         for i, (x, y) in enumerate(zip(a, b)):
             _diff(x, y, f"{where}[{i}]", out, limit, depth + 1)
         return
-    out.append(f"{where or 'value'}: {short_repr(a, 80)} -> {short_repr(b, 80)}")
+    out.append(f"{where or 'value'}: {_shown(a, b)} -> {_shown(b, a)}")
+
+
+def _shown(value: Any, other: Any) -> str:
+    """``value`` for a message; a long string from where it starts to differ from ``other``
+    (two long qualified names differ at their end)."""
+    if isinstance(value, str) and isinstance(other, str):
+        same = next(
+            (i for i, (x, y) in enumerate(zip(value, other)) if x != y), min(len(value), len(other))
+        )
+        if same > 20:
+            return "'..." + short_repr(value[same - 10 :], 70)[1:]
+    return short_repr(value, 80)
 
 
 def _diff_mappings(

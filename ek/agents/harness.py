@@ -33,6 +33,7 @@ from ek.jsonio import read_json, write_json_atomic
 
 from .gate import GateCheck, GateRefusedError, GateResult, agent_regression_gate, paired_difference
 from .runs import RunLoadError, load_run
+from .store import is_store_file
 from .suite import (
     HarnessError,
     Progress,
@@ -86,8 +87,15 @@ def save_agent_baseline(
     :func:`agent_regression_gate` needs, and nothing it would have to guess.
 
     Raises:
-        ValueError: the run has no trial (an empty baseline would pass every future run).
+        ValueError: the run has no trial (an empty baseline would pass every future run), or
+            ``path`` holds a trial store (a baseline written over it would lose its trials,
+            and a run still writing it would write to a file no longer there).
     """
+    if is_store_file(path):
+        raise ValueError(
+            f"save_agent_baseline: {os.fspath(path)} is a trial store; a baseline written over "
+            "it would lose its trials: save the baseline to another path"
+        )
     summary: Any = result.summary() if isinstance(result, SuiteResult) else result
     if not isinstance(summary, RunSummary):
         raise TypeError(

@@ -40,7 +40,7 @@ from ek.scalar_gate import metric_direction
 from .cost import ModelPrice, pricing_from_dict
 from .episode import Cost, Episode, RunProvenance
 from .infra import infra_from_records
-from .store import StoreError, iter_store
+from .store import StoreError, is_store_file, iter_store
 from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored, metric_aggregator
 from .tally import MetricTally, RunTally, score_from_record
 
@@ -49,24 +49,6 @@ __all__ = ["RunLoadError", "load_run", "summary_from_episodes"]
 
 class RunLoadError(ValueError):
     """The file is not a run ek can read (the message says what was expected)."""
-
-
-def _is_store(path: str) -> bool:
-    """True when the file starts like a trial store's header (read without a line limit: an
-    old store's header holds its whole task list on one line)."""
-    with open(path, "rb") as fh:
-        head = fh.read(64).lstrip()
-    if head.startswith(b'{"ek_store"'):
-        return True
-    if not head.startswith(b"{"):
-        return False
-    with open(path, "rb") as fh:
-        line = fh.readline(1 << 20).strip()
-    try:
-        first = json.loads(line) if line else None
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        return False
-    return isinstance(first, dict) and "ek_store" in first
 
 
 def load_run(
@@ -143,7 +125,7 @@ def _load(
 
     if is_trace_file(p):
         return summary_from_traces(p, **{"prices": prices, **(trace_options or {})})
-    if _is_store(p):
+    if is_store_file(p):
         return _from_store(p, episodes, prices, workers)
     try:
         with open(p, encoding="utf-8") as fh:

@@ -110,6 +110,7 @@ __all__ = [
     "StoreStream",
     "TrialStore",
     "header_bytes",
+    "is_store_file",
     "iter_store",
     "read_store",
     "replace_store",
@@ -127,8 +128,8 @@ _COMPARED = ("run", "suite", "k")
 # compared when the new header has them (``run_suite`` always records the checker)
 _COMPARED_IF_GIVEN = ("check",)
 # compared when either header has them (an option that changes verdicts: a budget, a fault
-# plan, an adaptive rule; absent from a store written without it)
-_COMPARED_IF_EITHER = ("budget", "fault", "adaptive")
+# plan, an adaptive rule, a per-trial time limit; absent from a store written without it)
+_COMPARED_IF_EITHER = ("budget", "fault", "adaptive", "timeout")
 # mappings compared entry by entry, for the names both headers record (each metric's config)
 _COMPARED_BY_NAME = ("metrics",)
 
@@ -659,6 +660,37 @@ def replace_store(
         fh.close()
         if tmp is not None and os.path.exists(tmp):
             os.remove(tmp)
+
+
+def is_store_file(path: str | os.PathLike[str]) -> bool:
+    """True when the regular file at ``path`` starts like a trial store's header (read without
+    a line limit: an old store's header holds its whole task list on one line).
+
+    Example:
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "run.jsonl")
+        >>> with TrialStore.open(p, {"run": {}, "suite": {"fingerprint": "f"}, "k": 1}):
+        ...     pass
+        >>> is_store_file(p), is_store_file(os.devnull)
+        (True, False)
+    """
+    try:
+        fh = open_regular_file("is_store_file", path)
+    except (OSError, ValueError, TypeError):
+        return False
+    with fh:
+        head = fh.read(64).lstrip()
+        if head.startswith(b'{"ek_store"'):
+            return True
+        if not head.startswith(b"{"):
+            return False
+        fh.seek(0)
+        line = fh.readline(1 << 20).strip()
+    try:
+        first = json.loads(line) if line else None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(first, dict) and "ek_store" in first
 
 
 def _by_name_diffs(old: Mapping[str, Any], want: Mapping[str, Any]) -> list[str]:

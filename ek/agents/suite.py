@@ -968,8 +968,11 @@ def _open_store(
         "seed": int(run.seed or 0),
         "ek_version": __version__,
         "check": check_name(check),
-        # the checker's configuration: a resume with another one is refused (see the store)
-        "checker": callable_config(check, check_name(check)),
+        # the checker's configuration (a registered name: the function it names now): a resume
+        # with another one is refused (see the store)
+        "checker": callable_config(
+            resolve_checker(check) if isinstance(check, str) else check, check_name(check)
+        ),
         # the agent's: a resume with another one warns (its trials would mix two agents)
         "agent": agent_config,
         "tasks": {t.task_id: list(t.slices) for t in suite},
@@ -984,6 +987,8 @@ def _open_store(
         header["adaptive"] = cfg.adaptive.to_dict()
     if cfg.fault is not None:  # a store holds one fault's trials (or the clean ones)
         header["fault"] = cfg.fault.to_dict()
+    if cfg.timeout is not None:  # a trial past it fails: a resume must use the same limit
+        header["timeout"] = float(cfg.timeout)
     st = TrialStore.open(
         store,
         header,

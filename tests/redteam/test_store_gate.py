@@ -105,3 +105,14 @@ def test_the_same_configuration_is_gated_as_before(stores: tuple[Path, Path]) ->
     code, out, _ = _gate(str(base), str(again))
     assert code == cli.EXIT_OK, out
     assert "configured differently" not in out
+
+
+def test_a_baseline_is_never_saved_over_a_store(stores: tuple[Path, Path]) -> None:
+    """``save_agent_baseline(run, "runs/current.jsonl")`` (or ``--ek-save-baseline`` naming a
+    store) replaced the store's trials with a baseline, and a run still writing it wrote on
+    into a file no longer there."""
+    base, _ = stores
+    before = base.read_bytes()
+    with pytest.raises(ValueError, match="is a trial store; a baseline written over it"):
+        save_agent_baseline(load_run(base), base)
+    assert base.read_bytes() == before

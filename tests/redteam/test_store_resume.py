@@ -155,3 +155,34 @@ def test_the_agent_is_recorded_and_a_resume_with_another_warns(tmp_path: Path) -
 def test_the_option_is_a_bool() -> None:
     with pytest.raises(TypeError, match="resume_undescribed_checker must be a bool"):
         run_suite(_agent, TASKS, resume_undescribed_checker="yes")
+
+
+def test_a_registered_name_is_described_by_the_function_it_names(tmp_path: Path) -> None:
+    """``check="lenient"`` after ``"lenient"`` was registered again to another function: the
+    same name, another checker."""
+    from ek.registry import register, unregister
+
+    def strict(ep: Any, gold: Any) -> bool:
+        return bool(ep.output == gold)
+
+    def lenient(ep: Any, gold: Any) -> bool:
+        return True
+
+    store = tmp_path / "run.jsonl"
+    name = "redteam-resume-check"
+    try:  # registered only for this test (the registry-driven fuzz must not see it)
+        register("checkers", name, strict)
+        _half_run(store, name)
+        register("checkers", name, lenient)  # re-registering replaces it
+        with pytest.raises(StoreMismatchError, match=rf"checker '{name}': .*lenient"):
+            _run(store, name)
+    finally:
+        unregister("checkers", name)
+
+
+def test_a_resume_with_another_time_limit_is_refused(tmp_path: Path) -> None:
+    store = tmp_path / "run.jsonl"
+    _run(store, _at_least(0.5), timeout=30.0)
+    with pytest.raises(StoreMismatchError, match=r"timeout: store has 30\.0, run has 0\.001"):
+        _run(store, _at_least(0.5), timeout=0.001)  # trials past it would fail: other verdicts
+    assert _run(store, _at_least(0.5), timeout=30.0).resumed == 6
