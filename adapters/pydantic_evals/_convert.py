@@ -167,7 +167,7 @@ def _call_list(value: Any) -> list[Any] | None:
     if not all(isinstance(c, Mapping) for c in value):
         return None
     try:
-        return list(normalize_calls(value))
+        return list(normalize_calls(value, strict=True))
     except CallShapeError:
         return None
 
@@ -200,7 +200,7 @@ def gold_from_context(ctx: Any) -> TaskSpec:
     gold = _meta(ctx, "gold")
     calls: list[Any] | None
     if raw_calls is not None:
-        calls = list(normalize_calls(raw_calls))
+        calls = list(normalize_calls(raw_calls, strict=True))
         if gold is None:
             gold = expected
     else:

@@ -77,7 +77,11 @@ class Step:
 
     Args:
         tool: The tool's name.
-        args: The arguments (a str-keyed mapping; copied).
+        args: The arguments (a str-keyed mapping; copied). Not JSON text: a call whose
+            arguments are model output goes through the call normaliser,
+            ``normalize_call({"name": tool, "arguments": text})``, which decodes valid JSON and
+            reads anything else as a malformed call (scored as wrong, never raised on); a str
+            here is a ``TypeError`` saying so.
         observation: What the tool returned (any JSON-like value).
         error: The error message when the call failed (``None`` when it succeeded).
         id: The call id when the source has one (used to pair calls with results).
@@ -104,6 +108,13 @@ class Step:
                 if type(key) is not str:
                     check_mapping(f"Step({short_repr(tool)}).args", args)
             _set(self, "args", args.copy())
+        elif isinstance(args, (str, bytes)):
+            raise TypeError(
+                f"Step({short_repr(tool)}).args must be a mapping, got JSON text "
+                f"{short_repr(args, 80)}: decode it with json.loads, or read the model's call "
+                f"with ek.agents.toolcalls.normalize_call({{'name': {short_repr(tool)}, "
+                "'arguments': text}) (unparseable text becomes a malformed call, scored as wrong)"
+            )
         else:
             _set(self, "args", check_mapping(f"Step({short_repr(tool)}).args", args))
         if self.error is not None and type(self.error) is not str:

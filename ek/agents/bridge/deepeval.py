@@ -12,9 +12,14 @@ reverse converter ``ek.adapters.deepeval.to_deepeval_test_case`` writes them):
 
 =====================  =====================================================================
 ``task_id``            the task (else the test case ``name``, else a digest of the input)
-``step_errors``        one ``str | None`` per entry of ``tools_called`` (DeepEval's ``ToolCall``
-                       drops an ``error=`` field)
-``step_ids``           one call id (or ``None``) per entry of ``tools_called``
+``raw_tool_calls``     the model's calls as it wrote them, one entry per call, **instead of**
+                       ``tools_called`` (whose ``ToolCall`` refuses arguments that are not a
+                       mapping): any accepted call shape, arguments as JSON text allowed, or
+                       the call's JSON text; a malformed one is scored as a wrong call
+                       (:mod:`ek.agents.bridge.model_calls`)
+``step_errors``        one ``str | None`` per call (of ``raw_tool_calls`` when given, else of
+                       ``tools_called``; DeepEval's ``ToolCall`` drops an ``error=`` field)
+``step_ids``           one call id (or ``None``) per call, likewise
 ``cost``               a :class:`~ek.agents.episode.Cost` dict, or a list of them (all token kinds,
                        model, role). Without it, ``input_token_count`` / ``output_token_count`` /
                        ``token_cost`` give one agent ``Cost`` (DeepEval's input count is read as
@@ -27,15 +32,18 @@ reverse converter ``ek.adapters.deepeval.to_deepeval_test_case`` writes them):
 ``input`` / ``output`` the original values when they are not strings (DeepEval requires
                        ``input`` and ``actual_output`` to be ``str``)
 ``gold``               the gold answer or goal state (else ``expected_output``)
-``tools``              a list of :class:`~ek.agents.spec.ToolSpec` dicts (the task's cost grammar)
+``tools``              a list of :class:`~ek.agents.spec.ToolSpec` dicts (the task's cost
+                       grammar: tool weights, argument importances). Without it a tool-call
+                       or trajectory metric built without a grammar weighs every tool and
+                       argument 1 (the adapter's reason says so)
 ``expected_tools``     conversational cases only (they have no such field): the expected calls,
                        in any accepted call shape (``{"name", "arguments"}``, DeepEval's
                        ``{"name", "input_parameters"}``, ...: :mod:`ek.agents.toolcalls.parse`)
 ``episode_metadata``   the episode's own metadata; other unknown keys are merged into it too
 =====================  =====================================================================
 
-In a conversational case, each turn's ``metadata`` may carry ``step_errors``, ``step_ids`` and
-``cost`` for that turn's ``tools_called``.
+In a conversational case, each turn's ``metadata`` may carry ``raw_tool_calls``,
+``step_errors``, ``step_ids`` and ``cost`` for that turn's calls.
 
 Example:
     >>> from types import SimpleNamespace as NS
@@ -60,9 +68,10 @@ from typing import Any
 
 from ek._validate import short_repr
 from ek.agents.bridge.duck import cost_list
+from ek.agents.bridge.model_calls import MODEL_CALLS_KEY, model_calls, read_model_call
 from ek.agents.episode import Cost, Episode, RunProvenance, Step, Trajectory
 from ek.agents.spec import TaskSpec, ToolSpec
-from ek.agents.toolcalls.parse import MALFORMED_TOOL, normalize_call, normalize_calls
+from ek.agents.toolcalls.parse import MALFORMED_TOOL, normalize_calls
 
 __all__ = ["RESERVED_METADATA_KEYS", "from_deepeval_test_case", "from_deepeval_trace"]
 
@@ -87,6 +96,7 @@ RESERVED_METADATA_KEYS = frozenset(
         "tools",
         "expected_tools",
         "episode_metadata",
+        MODEL_CALLS_KEY,
     }
 )
 
@@ -125,7 +135,7 @@ def _aligned(owner: str, values: Any, n: int) -> list[Any]:
 def _step(call: Any, error: Any = None, call_id: Any = None) -> Step:
     """A called tool as a Step, read by the one call-shape normaliser (model output: a
     malformed call becomes a :data:`~ek.agents.toolcalls.parse.MALFORMED_TOOL` step saying why)."""
-    read = normalize_call(call, strict=False)
+    read = read_model_call(call)
     why = read.error if read.tool == MALFORMED_TOOL else None
     return Step(
         tool=read.tool,
@@ -137,7 +147,9 @@ def _step(call: Any, error: Any = None, call_id: Any = None) -> Step:
 
 
 def _steps(calls: Any, md: Mapping[str, Any]) -> list[Step]:
-    calls = list(calls or [])
+    """The calls (the model's own, ``metadata["raw_tool_calls"]``, when given) as Steps."""
+    raw = model_calls(md.get(MODEL_CALLS_KEY), f"metadata[{MODEL_CALLS_KEY!r}]")
+    calls = raw if raw is not None else list(calls or [])
     errors = _aligned("step_errors", md.get("step_errors"), len(calls))
     ids = _aligned("step_ids", md.get("step_ids"), len(calls))
     return [_step(c, e, i) for c, e, i in zip(calls, errors, ids)]
@@ -174,7 +186,7 @@ def _gold_calls(calls: Any) -> Trajectory | None:
     """The expected calls, in any accepted call shape (gold: a malformed one raises)."""
     if calls is None:
         return None
-    return Trajectory(normalize_calls(calls))
+    return Trajectory(normalize_calls(calls, strict=True))
 
 
 def _task(

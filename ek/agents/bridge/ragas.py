@@ -14,7 +14,12 @@ answers that call instead. A tool message with no pending call raises ``ValueErr
 
 ==========================  ================================================================
 ``usage`` (AI message)      a :class:`~ek.agents.episode.Cost` dict, or a list of them
-``tool_call_ids`` (AI)      one id (or ``None``) per entry of ``tool_calls``
+``raw_tool_calls`` (AI)     the model's calls as it wrote them, one entry per call, **instead
+                            of** ``tool_calls`` (whose ``ToolCall`` refuses arguments that are
+                            not a mapping): any accepted call shape, arguments as JSON text
+                            allowed, or the call's JSON text; a malformed one is scored as a
+                            wrong call (:mod:`ek.agents.bridge.model_calls`)
+``tool_call_ids`` (AI)      one id (or ``None``) per call (of ``raw_tool_calls`` when given)
 ``error`` (tool message)    the step's error message
 ``tool_call_id`` (tool)     pair with the pending call of this id instead of by position
 ``json`` (any message)      ``True``: ``content`` is JSON-encoded (a non-string observation,
@@ -25,7 +30,9 @@ answers that call instead. A tool message with no pending call raises ``ValueErr
 ``episode_error``,
 ``episode_metadata``
 ``tools`` (any message)     the task's :class:`~ek.agents.spec.ToolSpec` dicts (its cost
-                            grammar; the last one wins), as DeepEval's ``metadata["tools"]``
+                            grammar; the last one wins), as DeepEval's ``metadata["tools"]``;
+                            without it a tool-call or trajectory metric built without a
+                            grammar weighs every tool and argument 1
 ==========================  ================================================================
 
 The episode's input is the first human message; its output is the last AI message without tool
@@ -57,9 +64,10 @@ from typing import Any
 
 from ek._validate import short_repr
 from ek.agents.bridge.duck import cost_list
+from ek.agents.bridge.model_calls import MODEL_CALLS_KEY, model_calls, read_model_call
 from ek.agents.episode import Cost, Episode, RunProvenance, Step, Trajectory
 from ek.agents.spec import TaskSpec, ToolSpec
-from ek.agents.toolcalls.parse import normalize_call, normalize_calls
+from ek.agents.toolcalls.parse import normalize_calls
 
 __all__ = ["EPISODE_METADATA_KEYS", "from_ragas_sample"]
 
@@ -146,7 +154,7 @@ class _Pending:
     def __init__(self, call: Any, call_id: Any) -> None:
         # model output, read by the one call-shape normaliser: a malformed call becomes a
         # MALFORMED_TOOL step saying why (scored as a wrong call)
-        read = normalize_call(call, strict=False)
+        read = read_model_call(call)
         self.tool, self.args = read.tool, read.args
         self.id = None if call_id is None else str(call_id)
         self.observation: Any = None
@@ -158,6 +166,22 @@ class _Pending:
         if self.malformed is not None:
             err = self.malformed if err is None else f"{self.malformed}; {err}"
         return Step(self.tool, self.args, self.observation, err, self.id)
+
+
+def _ai_calls(msg: Any, md: Mapping[str, Any], i: int) -> list[_Pending]:
+    """The calls of AI message ``i`` (the model's own, ``metadata["raw_tool_calls"]``, when
+    given), each with its id."""
+    raw = model_calls(md.get(MODEL_CALLS_KEY), f"user_input[{i}].metadata[{MODEL_CALLS_KEY!r}]")
+    calls = raw if raw is not None else list(_get(msg, "tool_calls") or [])
+    ids = md.get("tool_call_ids")
+    if ids is None:
+        ids = [None] * len(calls)
+    if len(ids) != len(calls):
+        raise ValueError(
+            f"user_input[{i}].metadata['tool_call_ids'] must have one id per tool call "
+            f"({len(calls)}), got {len(ids)}"
+        )
+    return [_Pending(c, cid) for c, cid in zip(calls, ids)]
 
 
 def from_ragas_sample(
@@ -202,19 +226,9 @@ def from_ragas_sample(
             if inp is None:
                 inp = _content(m, md)
         elif kind == "ai":
-            calls = list(_get(m, "tool_calls") or [])
-            ids = md.get("tool_call_ids")
-            if ids is None:
-                ids = [None] * len(calls)
-            if len(ids) != len(calls):
-                raise ValueError(
-                    f"user_input[{i}].metadata['tool_call_ids'] must have one id per tool call "
-                    f"({len(calls)}), got {len(ids)}"
-                )
-            for c, cid in zip(calls, ids):
-                p = _Pending(c, cid)
-                all_steps.append(p)
-                pending.append(p)
+            calls = _ai_calls(m, md, i)
+            all_steps.extend(calls)
+            pending.extend(calls)
             if not calls:
                 out = _content(m, md)
             costs.extend(cost_list(md.get("usage")))
@@ -249,6 +263,6 @@ def from_ragas_sample(
     if reference_is_json and isinstance(reference, str):
         reference = json.loads(reference)
     # gold, in any accepted call shape (a malformed one raises)
-    gold_calls = None if ref_calls is None else Trajectory(normalize_calls(ref_calls))
+    gold_calls = None if ref_calls is None else Trajectory(normalize_calls(ref_calls, strict=True))
     specs = tuple(t if isinstance(t, ToolSpec) else ToolSpec.from_dict(t) for t in tools or ())
     return ep, TaskSpec(tid, input=inp, gold=reference, gold_calls=gold_calls, tools=specs)

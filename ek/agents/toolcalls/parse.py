@@ -19,14 +19,16 @@ shape                               example                                     
 
 Arguments may be a mapping or a JSON object string (decoded; ``""`` means no arguments); a
 missing or ``None`` argument field means no arguments. Gold values such as
-:class:`~ek.agents.toolcalls.AnyOf` are kept as they are. Anything else raises
-:class:`CallShapeError` (a ``ValueError``, and a ``TypeError`` for old callers) naming what was
-given and listing the accepted shapes.
+:class:`~ek.agents.toolcalls.AnyOf` are kept as they are. Anything else is malformed:
+:class:`CallShapeError` (a ``ValueError``, and a ``TypeError`` for old callers) names what was
+given and lists the accepted shapes.
 
-Model output is untrusted: with ``strict=False`` a malformed call (no or a non-string tool name,
-arguments that are not a mapping, unparseable JSON) is not an error but a
-``Step(MALFORMED_TOOL, {}, error=<why>)``, which no gold call can match, so the tool-call and
-trajectory metrics score it as a wrong (extra) call with its reason. Gold is read strictly.
+**Model output never raises; gold is read strictly, on request.** By default
+(``strict=False``) a malformed call (no or a non-string tool name, arguments that are not a
+mapping, unparseable JSON) is not an error but a ``Step(MALFORMED_TOOL, {}, error=<why>)``,
+which no gold call can match, so the tool-call and trajectory metrics score it as a wrong
+(extra) call with its reason. Every reader of gold passes ``strict=True``: a malformed gold
+call raises :class:`CallShapeError`.
 
 A prepared call is what the matcher compares: a :class:`PredictedCall` holds canonical, frozen
 arguments and an exact-match key; an :class:`ExpectedCall` holds compiled gold patterns (and a
@@ -37,7 +39,7 @@ nothing).
 Example:
     >>> normalize_call({"type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}})
     Step(tool='f', args={'x': 1}, observation=None, error=None, id=None)
-    >>> normalize_call({"": {"base": 10}}, strict=False).error
+    >>> normalize_call({"": {"base": 10}}).error
     "no tool name: tool name must be a non-empty str, got ''"
     >>> from ek.canon import resolve_canonicalizer
     >>> ctx = Context(None, resolve_canonicalizer("default"))
@@ -83,8 +85,8 @@ __all__ = [
     "unwrap_arguments",
 ]
 
-#: The tool name of a malformed predicted call (``normalize_call(..., strict=False)``). It is not
-#: a name a gold call may have, so a malformed call is never matched.
+#: The tool name of a malformed predicted call (what :func:`normalize_call` reads one as). It is
+#: not a name a gold call may have, so a malformed call is never matched.
 MALFORMED_TOOL = "<malformed call>"
 
 #: (shape, example, hosts) of every accepted call shape, as the README's table shows them.
@@ -272,7 +274,7 @@ def read_call(obj: Any) -> tuple[str, Mapping[str, Any]]:
     return name, _args(raw, name)
 
 
-def normalize_call(obj: Any, *, strict: bool = True) -> Step:
+def normalize_call(obj: Any, *, strict: bool = False) -> Step:
     """One call in any accepted shape as a :class:`~ek.agents.base.Step` (tool and arguments).
 
     A Step is returned as it is; a :class:`~ek.agents.toolcalls.GoldCall` becomes a Step with
@@ -281,23 +283,29 @@ def normalize_call(obj: Any, *, strict: bool = True) -> Step:
 
     Args:
         obj: The call (a mapping or an object with the fields of one accepted shape).
-        strict: ``True`` (for gold): a malformed call raises. ``False`` (for model output): a
-            malformed call becomes ``Step(MALFORMED_TOOL, {}, error=<why>)``, scored as a
-            wrong call.
+        strict: ``False`` (default; model output): a malformed call never raises, it becomes
+            ``Step(MALFORMED_TOOL, {}, error=<why>)``, scored as a wrong call. ``True`` (gold):
+            a malformed call raises.
 
     Returns:
         The Step.
 
     Raises:
-        CallShapeError: (strict only) the call is in no accepted shape; the message lists them.
+        CallShapeError: (``strict=True`` only) the call is malformed; the message says why and
+            lists the accepted shapes.
 
     Example:
         >>> normalize_call({"name": "lookup", "input": {"id": "A1"}})
         Step(tool='lookup', args={'id': 'A1'}, observation=None, error=None, id=None)
         >>> normalize_call({"function": "lookup", "arguments": {"id": "A1"}}).args
         {'id': 'A1'}
-        >>> normalize_call({"name": "f", "arguments": "{x"}, strict=False).tool
-        '<malformed call>'
+        >>> bad = normalize_call({"name": "f", "arguments": "{x"})   # model output: scored, not raised
+        >>> bad.tool, bad.error.split(" (")[0]
+        ('<malformed call>', "call 'f': arguments string is not JSON")
+        >>> normalize_call({"name": "f", "arguments": "{x"}, strict=True)   # gold
+        Traceback (most recent call last):
+        ...
+        ek.agents.toolcalls.parse.CallShapeError: call 'f': arguments string is not JSON ...
     """
     if type(obj) is Step:
         return obj
@@ -322,7 +330,7 @@ def malformed_step(why: object) -> Step:
     return Step(MALFORMED_TOOL, {}, error=text or "malformed call")
 
 
-def normalize_calls(objs: Any, *, strict: bool = True) -> list[Step]:
+def normalize_calls(objs: Any, *, strict: bool = False) -> list[Step]:
     """A list of calls (or a :class:`~ek.agents.base.Trajectory`) as Steps; see :func:`normalize_call`.
 
     Args:
