@@ -12,8 +12,14 @@ Run it::
 
     python examples/inspect_task.py                 # prints the scores
     inspect eval examples/inspect_task.py@refunds --epochs 3 --epochs-reducer ek/pass_hat_2
-    inspect score LOG --scorer ek/tool_calls -S check=final_state --action append
+    inspect score LOG --scorer ek/trajectory --action append --overwrite
     ek-agents report LOG
+
+One scorer decides success: ``task_success`` (given the checker and the price: success rate and
+Cost-of-Pass). ``tool_calls()`` and a re-scoring ``ek/trajectory`` are given no checker, so they
+report their own metric only, never a second success column. ``--action append --overwrite``
+answer ``inspect score``'s two questions (keep the old scores; write the scored log over this
+one, or ``--output-file NEW.eval``), so it runs without a terminal too.
 
 ``degraded=True`` gives an agent that skips the lookup and refunds the wrong amount on some
 attempts (a regression that ``ek-agents gate`` should catch).
@@ -228,8 +234,9 @@ def refunds(degraded: bool = False, epochs: int = 3, k: int = 2) -> Task:
         scorer=[
             # success = the final database equals the goal; Cost-of-Pass with our price
             task_success(check="final_state", price=PRICE),
-            # weighted tool-call F1 against the gold calls (a missed refund costs 10 + 5)
-            tool_calls(check="final_state", price=PRICE),
+            # weighted tool-call F1 against the gold calls (a missed refund costs 10 + 5);
+            # no check: it decides no success (one success figure per task)
+            tool_calls(),
         ],
         # pass^k on success (dollars and tokens: mean per attempt), plus the plain mean
         epochs=Epochs(epochs, [f"ek/pass_hat_{k}", "mean"]),

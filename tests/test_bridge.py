@@ -526,6 +526,7 @@ _BRIDGE_NAMES = {
     "DEFAULT_ROLES": "inspect_log",
     "EK_METADATA_KEY": "inspect_log",
     "INSPECT_EXTRA_HINT": "inspect_log",
+    "AmbiguousSuccessError": "inspect_log",
     "InspectSampleRecord": "inspect_log",
     "cost_from_inspect_events": "inspect_log",
     "ek_scores_from_inspect_scores": "inspect_log",

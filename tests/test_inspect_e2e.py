@@ -89,10 +89,13 @@ def test_live_eval_scores(runs: dict[str, Any]) -> None:
 def test_scores_carry_reasons_and_the_episode(runs: dict[str, Any]) -> None:
     [a2] = [s for s in runs["good"].samples if s.id == "refund-A2" and s.epoch == 1]
     sc = a2.scores["tool_calls"]
-    assert set(sc.value) == {"success", "dollars", "tokens", "tool_calls"}
-    assert "final_state check passed" in sc.explanation and "extra refund_order" in sc.explanation
+    # tool_calls() was given no check: it decides no success (issue 32) and has no price
+    assert set(sc.value) == {"dollars", "tokens", "tool_calls"}
+    assert sc.explanation.startswith("tool_calls: ") and "extra refund_order" in sc.explanation
     rec = sc.metadata["ek"]
-    assert rec["success"] is True and math.isclose(rec["dollars"], 4 * 0.0035)
+    assert rec["success"] is None and rec["dollars"] is None and math.isnan(sc.value["dollars"])
+    succ = a2.scores["task_success"].metadata["ek"]
+    assert succ["success"] is True and math.isclose(succ["dollars"], 4 * 0.0035)
     assert rec["episode"]["tools"] == ["lookup_order", "refund_order", "refund_order"]
     assert rec["episode"]["failed_steps"] == 1
 

@@ -51,14 +51,19 @@ def _env(log_dir: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="module")
-def ex() -> ModuleType:
+def load_example(name: str) -> ModuleType:
+    """``examples/inspect_task.py`` imported as module ``name``."""
     os.environ.pop("INSPECT_TELEMETRY", None)
-    spec = importlib.util.spec_from_file_location("ek_inspect_example_issue16", EXAMPLE)
+    spec = importlib.util.spec_from_file_location(name, EXAMPLE)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+@pytest.fixture(scope="module")
+def ex() -> ModuleType:
+    return load_example("ek_inspect_example_issue16")
 
 
 def _run(task: Any, log_dir: Path) -> Any:
@@ -162,7 +167,8 @@ def test_gold_calls_in_any_host_shape_score_like_ek_steps(ex: ModuleType, tmp_pa
     got = _by_sample(log, "tool_calls")
     for k in ("ek", "inspect", "inspect-objects", "openai"):
         assert got[(k, 1)].value["tool_calls"] == 1.0, (k, got[(k, 1)].explanation)
-        assert got[(k, 1)].value["success"] == 1.0  # output "refunded" == target
+        # issue 32, item 1: tool_calls() was given no check, so it decides no success
+        assert "success" not in got[(k, 1)].value
     bad = got[("bad", 1)]
     assert bad.reason == "scoring_failed" and math.isnan(bad.value)
     assert "accepted call shapes" in bad.explanation and "function/arguments" in bad.explanation

@@ -89,7 +89,12 @@ def _task(*, ek: bool = True, gold_gaps: tuple[str, ...] = (), **policy: Any) ->
         )
         for c, city in CAPITALS.items()
     ]
-    scorers = [ek_scorer("tool_calls", "trajectory", price=PRICE), match()] if ek else [match()]
+    # check="output": the ek scorer decides success (issue 32: one told no check decides none)
+    scorers = (
+        [ek_scorer("tool_calls", "trajectory", check="output", price=PRICE), match()]
+        if ek
+        else [match()]
+    )
     return Task(
         dataset=samples,
         solver=[use_tools(capital()), generate()],
@@ -156,7 +161,13 @@ def test_report_reads_the_ek_metrics_of_an_inspect_log(
     bad = _report(logs["badcalls"].location, capsys)
     assert good["n_trials"] == bad["n_trials"] == 24 and good["n_successes"] == 24
     assert bad["n_successes"] == 24  # the answers stay right: success cannot see the drop
-    assert set(good["metrics"]) == {"tool_calls", "trajectory"}  # was {} before issue 16
+    # was {} before issue 16; cost_per_success since issue 32 (item 4): a priced ek scorer that
+    # decides success records its Cost-of-Pass, and the report shows the one figure
+    assert set(good["metrics"]) == {"tool_calls", "trajectory", "cost_per_success"}
+    assert good["metrics"]["cost_per_success"]["value"] == pytest.approx(
+        good["cost"]["cost_of_pass"], rel=1e-12
+    )
+    assert good["metrics"]["cost_per_success"]["higher_is_better"] is False
     assert good["metrics"]["tool_calls"]["value"] == 1.0
     assert good["metrics"]["trajectory"]["value"] == 1.0
     # badcalls, per epoch: 6 even countries call capital(country="x<c>"): the call matches by
@@ -241,7 +252,7 @@ def test_success_scorer_on_an_ek_scored_log_keeps_task_success_as_a_metric(
 ) -> None:
     rep = _report(logs["good"].location, capsys, "--success-scorer", "match")
     assert rep["n_successes"] == 24
-    assert set(rep["metrics"]) == {"task_success", "tool_calls", "trajectory"}
+    assert set(rep["metrics"]) == {"task_success", "tool_calls", "trajectory", "cost_per_success"}
     assert rep["metrics"]["task_success"]["value"] == 1.0
 
 

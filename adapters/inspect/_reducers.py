@@ -24,12 +24,16 @@ over the epochs, so the corpus ratio-of-sums metrics stay exact after reduction.
 **k larger than the epochs.** Inspect refuses ``Epochs(2, "pass_k_5")`` before the run, but
 only for its own reducers; a reducer cannot see the epoch count before the run. So when a
 sample arrives with fewer epochs than ``k`` (``Epochs(2, "ek/pass_hat_5")``), the estimate is
-NaN, the sample's explanation says why, and a warning naming the fix goes to the eval log.
+NaN and the sample's explanation says why; the run-level warning naming the fix is given once,
+about the final result, after the task (:mod:`._epochs`), never about the partial epochs
+Inspect's live display reduces while the run goes on.
+
+**A scorer that decides no success** (``tool_calls()`` without ``check``) has no ``success``
+key: its reduced value has none either, and its explanation says pass^k was not computed.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -40,6 +44,7 @@ from ek._validate import finite, is_number, short_repr
 from ek.adapters._shell import json_safe
 from ek.agents.reliability import pass_at_k, pass_hat_k
 
+from ._epochs import too_few_epochs, watch_epochs
 from ._meta import EK, ek_record, num
 from ._metrics import aggregate_key
 
@@ -47,8 +52,6 @@ __all__ = ["REDUCER_NAMES", "pass_at", "pass_hat", "reduce_epochs"]
 
 #: The registered names (use them with a ``_<k>`` suffix in ``Epochs``).
 REDUCER_NAMES = ("ek/pass_hat", "ek/pass_at")
-
-_log = logging.getLogger(__name__)
 
 _SCALE = {"c": 1.0, "i": 0.0, "p": 0.5, "n": 0.0, "yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0}
 
@@ -88,12 +91,17 @@ def _sum_details(details: list[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _merged_record(scored: list[Score], estimate: float, label: str) -> dict[str, Any]:
-    recs = [r for r in (ek_record(s) for s in scored) if r is not None]
+def _summed_dollars(recs: list[Mapping[str, Any]]) -> float | None:
+    """The epochs' dollars summed (``None``: unknown, as soon as one epoch's is)."""
     dollars: float | None = 0.0
     for r in recs:
         d = r.get("dollars")
         dollars = None if d is None or dollars is None else dollars + num(d)
+    return dollars if recs else None
+
+
+def _merged_scores(recs: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """Each ek metric's aggregate over the epochs and its details summed."""
     names = sorted({k for r in recs for k in (r.get("scores") or {})})
     scores = {}
     for k in names:
@@ -102,27 +110,25 @@ def _merged_record(scored: list[Score], estimate: float, label: str) -> dict[str
             "value": json_safe(aggregate_key(recs, k)),
             "detail": _sum_details([p.get("detail") or {} for p in parts]),
         }
-    succ = [r.get("success") for r in recs]
+    return scores
+
+
+def _merged_record(scored: list[Score], estimate: float, label: str) -> dict[str, Any]:
+    recs = [r for r in (ek_record(s) for s in scored) if r is not None]
+    out: dict[str, Any] = {"success": None}
+    if any("successes" in r for r in recs):  # a scorer that decides success
+        out["successes"] = int(sum(num(r.get("successes", 0)) for r in recs))
     return {
-        "success": None,
-        "successes": int(sum(num(r.get("successes", 0)) for r in recs)),
+        **out,
         "n": int(sum(num(r.get("n", 1)) for r in recs)),
-        "dollars": dollars if recs else None,
+        "dollars": _summed_dollars(recs),
         "tokens": int(sum(num(r.get("tokens", 0)) for r in recs)),
-        "scores": scores,
+        "scores": _merged_scores(recs),
         "epochs": len(scored),
-        "epoch_success": succ,
+        "epoch_success": [r.get("success") for r in recs],
         "reducer": label,
         "estimate": estimate if math.isfinite(estimate) else None,
     }
-
-
-def _too_few_epochs(label: str, k: int, epochs: int) -> str:
-    """Why ``k`` > the epochs run makes the estimate NaN, and what to do."""
-    return (
-        f"{label} needs at least k={k} epochs, but the evaluation ran {epochs}: "
-        f"use Epochs({k}, ...) or more, or a k of at most {epochs}"
-    )
 
 
 def _arguments(k: Any, threshold: Any) -> tuple[int, float]:
@@ -138,16 +144,13 @@ def _arguments(k: Any, threshold: Any) -> tuple[int, float]:
 def _reducer(
     k: int, estimator: Callable[[int, int, int], float], label: str, threshold: float
 ) -> ScoreReducer:
-    """The reducer behind ``ek/pass_hat`` and ``ek/pass_at``; it warns once (per reducer,
-    that is per task) when the samples have fewer epochs than ``k``."""
+    """The reducer behind ``ek/pass_hat`` and ``ek/pass_at``. Its first reduction registers
+    the after-the-task check of ``k`` against the epochs run (:func:`._epochs.watch_epochs`):
+    the reducer itself never warns, since Inspect's live display calls it on partial epochs."""
     k, threshold = _arguments(k, threshold)
-    warned: list[int] = []
 
     def reduce(scores: list[Score]) -> Score:
-        if len(scores) < k and not warned:
-            warned.append(len(scores))
-            why = _too_few_epochs(label, k, len(scores))
-            _log.warning("ek reducer %s is NaN on every sample: %s", label, why)
+        watch_epochs()
         return reduce_epochs(scores, k, estimator, label, threshold)
 
     return reduce
@@ -172,6 +175,18 @@ def _reduced_value(
     return value
 
 
+def _counts(
+    scored: list[Score], dicts: list[Mapping[str, Any]], threshold: float
+) -> tuple[int, int]:
+    """``(n, c)``: the epochs whose success is known, and the successes among them."""
+    if dicts:
+        succ = [_to_float(d.get("success", math.nan)) for d in dicts]
+    else:
+        succ = [_to_float(s.value) for s in scored]
+    ok = [x for x in succ if not math.isnan(x)]
+    return len(ok), sum(1 for x in ok if x >= threshold)
+
+
 def reduce_epochs(
     scores: list[Score],
     k: int,
@@ -186,17 +201,14 @@ def reduce_epochs(
     module docstring).
     """
     k, threshold = _arguments(k, threshold)
-    short = _too_few_epochs(label, k, len(scores)) if len(scores) < k else None
+    short = too_few_epochs(label, k, len(scores)) if len(scores) < k else None
     scored = [s for s in scores if not _is_nan(s.value)]
     if not scored:
         return Score(value=math.nan, explanation=short or f"{label}: no scored epoch")
     dicts: list[Mapping[str, Any]] = [s.value for s in scored if isinstance(s.value, Mapping)]
-    if dicts:
-        succ = [_to_float(d.get("success", math.nan)) for d in dicts]
-    else:
-        succ = [_to_float(s.value) for s in scored]
-    ok = [x for x in succ if not math.isnan(x)]
-    n, c = len(ok), sum(1 for x in ok if x >= threshold)
+    if dicts and not any("success" in d for d in dicts):
+        return _undecided(scored, dicts, label)
+    n, c = _counts(scored, dicts, threshold)
     estimate = estimator(n, c, k) if n >= k else math.nan
     why = f"{label}: {c} of {n} scored epoch(s) succeeded" + (
         "" if n >= k else f"; undefined with fewer than k={k} scored epochs"
@@ -208,6 +220,18 @@ def reduce_epochs(
     if not dicts:
         return Score(value=estimate, explanation=why, metadata=meta)
     return Score(value=_reduced_value(dicts, estimate, record), explanation=why, metadata=meta)
+
+
+def _undecided(scored: list[Score], dicts: list[Mapping[str, Any]], label: str) -> Score:
+    """The reduction of a scorer that decides no success: its other keys, no estimate."""
+    record = _merged_record(scored, math.nan, label)
+    why = (
+        f"{label}: not computed: this scorer decides no success (give it check=... for a "
+        "success column, or reduce the scorer that has one)"
+    )
+    return Score(
+        value=_reduced_value(dicts, math.nan, record), explanation=why, metadata={EK: record}
+    )
 
 
 @score_reducer(name="ek/pass_hat")

@@ -2,11 +2,22 @@
 
 Every scorer here is async, returns a dict value with the dict form of ``metrics=``, and puts
 the ek reasons in ``explanation`` and the sums (and an episode summary) in ``metadata["ek"]``
-(see :mod:`._meta`). The value always has these keys, plus one per ek metric (its value)::
+(see :mod:`._meta`). The value has these keys, plus one per ek metric (its value)::
 
-    success   1.0 / 0.0: the task-success ``check`` against the gold (NaN: undecidable)
+    success   1.0 / 0.0: the task-success ``check`` against the gold; only in a scorer that
+              decides success (see below)
     dollars   the agent's dollars for this attempt (NaN: unknown; never a fabricated 0.0)
     tokens    the agent's tokens (all kinds)
+
+**Which scorer decides success.** ``task_success`` and ``cost_of_pass`` always do (``check``
+defaults to ``"output"``); ``tool_calls``, ``trajectory`` and ``ek_scorer`` only when given a
+``check``. A scorer never told how to decide success has no ``success`` key, so no success
+column and no Cost-of-Pass in Inspect's results, and its explanation starts with its own
+metric's reason: one success figure per task, from the scorer that was given the checker.
+``ek-agents report`` and ``gate`` take the verdict from that scorer. A scorer that decides
+success and was given a price (``price``/``prices``) also records its Cost-of-Pass sums
+(``cost_per_success`` in ``metadata["ek"]["scores"]``), so the report and the gate check the
+run's Cost-of-Pass.
 
 Cost comes from the transcript's model events, so it is right when re-scoring a log too (where
 ``TaskState.token_usage`` is 0). Each scorer's dollars come from its own ``price``/``prices``,
@@ -44,8 +55,9 @@ from ek.adapters._shell import json_safe, resolve_metric, run_metric
 from ek.agents.base import Episode, TaskSpec, ToolSpec, Trajectory
 from ek.agents.bridge import cost_from_inspect_events, from_inspect_sample
 from ek.agents.cost import ModelPrice, episode_dollars, load_prices
-from ek.agents.metrics import TaskSuccessMetric
+from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.toolcalls import normalize_calls
+from ek.base import Score as EkScore
 
 from ._meta import EK
 from ._metrics import LIVE_METRICS, cost_of_pass_metric, ek_aggregate, micro_f1
@@ -158,7 +170,8 @@ def _gold_value(spec: str, calls: bool, state: TaskState, target: Target) -> Any
     calls in any host's shape is read through :func:`~ek.agents.toolcalls.normalize_calls`."""
     raw = _raw_gold(spec, state, target)
     if calls and isinstance(raw, (list, tuple, Mapping, Trajectory)):
-        return normalize_calls(raw)  # an unknown shape: ValueError listing the accepted ones
+        # gold is read strictly: an unknown shape is a ValueError listing the accepted ones
+        return normalize_calls(raw, strict=True)
     return raw
 
 
@@ -184,12 +197,58 @@ def _raw_gold(spec: str, state: TaskState, target: Target) -> Any:
     )
 
 
+def _episode_summary(episode: Episode) -> dict[str, Any]:
+    return {
+        "task_id": episode.task_id,
+        "trial": episode.trial,
+        "steps": len(episode.trajectory),
+        "tools": list(episode.trajectory.tools),
+        "failed_steps": len(episode.trajectory.errors),
+        "error": episode.error,
+        "cost": [c.to_dict() for c in episode.cost],
+    }
+
+
+def _resolve(metric: Any, opts: Mapping[str, Any]) -> Any:
+    if metric is None:  # a TypeError: Inspect's scorer loader would swallow a ValueError
+        raise TypeError(
+            "an ek metric given as an instance is recorded as None and cannot be rebuilt "
+            "from an Inspect log; re-score with a registered name (e.g. --scorer "
+            "ek/tool_calls) or a task file's scorer (--scorer task.py@name)"
+        )
+    return resolve_metric(metric, **_options(metric, opts))
+
+
+def _names(metrics: Sequence[Any]) -> list[str]:
+    """The metrics' names (the value keys): distinct, and none of the scorer's own keys."""
+    names = [getattr(m, "name", type(m).__name__) for m in metrics]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"two ek metrics share the name(s) {dup}; one of each per scorer")
+    reserved = sorted(set(names) & {"success", "dollars", "tokens"})
+    if reserved:
+        raise ValueError(f"ek metric names {reserved} collide with the scorer's own keys")
+    return names
+
+
+def _gold_option(gold: Any) -> Mapping[str, str] | str | None:
+    if isinstance(gold, str) or gold is None:
+        return gold
+    if isinstance(gold, Mapping):
+        return dict(gold)
+    raise TypeError(
+        f"gold must be a spec string or a {{metric: spec}} mapping, got {short_repr(gold)}"
+    )
+
+
 class EkScoring:
     """The work behind every ek scorer (a plain object, so it can be tested without Inspect).
 
     Args:
         metrics: ek metric instances, classes or registered names.
         check: The task-success checker (name or callable) behind ``success``.
+        decides: Whether this scorer decides success (``success`` key, verdict, Cost-of-Pass);
+            default: when a ``check`` is given.
         price: One :class:`~ek.agents.cost.ModelPrice` (or its dict) for every model.
         prices: A ``{model: ModelPrice}`` catalogue, or a LiteLLM price-file path.
         grammar: The tool grammar for tool-call / trajectory metrics (``GraphGrammar``,
@@ -208,7 +267,9 @@ class EkScoring:
         grammar: Any = None,
         gold: str | Mapping[str, str] | None = None,
         options: Mapping[str, Any] | None = None,
+        decides: bool | None = None,
     ) -> None:
+        self.decides = check is not None if decides is None else decides
         self.price = _price(price)
         self.prices = _prices(prices)
         self.src: Any = self.price if self.price is not None else self.prices
@@ -220,34 +281,18 @@ class EkScoring:
             "grammar": g,
             **dict(options or {}),
         }
-        self.metrics = []
-        for m in metrics:
-            if m is None:  # a TypeError: Inspect's scorer loader would swallow a ValueError
-                raise TypeError(
-                    "an ek metric given as an instance is recorded as None and cannot be rebuilt "
-                    "from an Inspect log; re-score with a registered name (e.g. --scorer "
-                    "ek/tool_calls) or a task file's scorer (--scorer task.py@name)"
-                )
-            self.metrics.append(resolve_metric(m, **_options(m, opts)))
-        names = [getattr(m, "name", type(m).__name__) for m in self.metrics]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"two ek metrics share the name(s) {dup}; one of each per scorer")
-        reserved = sorted(set(names) & {"success", "dollars", "tokens"})
-        if reserved:
-            raise ValueError(f"ek metric names {reserved} collide with the scorer's own keys")
-        for n, m in zip(names, self.metrics):
+        self.metrics = [_resolve(m, opts) for m in metrics]
+        self.names = _names(self.metrics)
+        for n, m in zip(self.names, self.metrics):
             LIVE_METRICS[n] = m
-        self.names = names
         self.success = TaskSuccessMetric(check)
-        if isinstance(gold, str) or gold is None:
-            self.gold: Mapping[str, str] | str | None = gold
-        elif isinstance(gold, Mapping):
-            self.gold = dict(gold)
-        else:
-            raise TypeError(
-                f"gold must be a spec string or a {{metric: spec}} mapping, got {short_repr(gold)}"
+        # Priced and deciding: the run's Cost-of-Pass sums are recorded for report and gate.
+        self.cost: CostPerSuccessMetric | None = None
+        if self.decides and self.src is not None and "cost_per_success" not in self.names:
+            self.cost = CostPerSuccessMetric(
+                check, price=self.price, prices=None if self.price is not None else self.prices
             )
+        self.gold = _gold_option(gold)
 
     def _spec(self, name: str, state: TaskState) -> str:
         g = self.gold
@@ -263,15 +308,7 @@ class EkScoring:
 
     def score(self, state: TaskState, target: Target, episode: Episode) -> Score:
         """Score one episode (sync; the scorers await nothing else)."""
-        summary = {
-            "task_id": episode.task_id,
-            "trial": episode.trial,
-            "steps": len(episode.trajectory),
-            "tools": list(episode.trajectory.tools),
-            "failed_steps": len(episode.trajectory.errors),
-            "error": episode.error,
-            "cost": [c.to_dict() for c in episode.cost],
-        }
+        summary = _episode_summary(episode)
         golds: dict[tuple[str, bool], Any] = {}  # each gold read once per sample
 
         def gold(name: str) -> Any:
@@ -281,10 +318,7 @@ class EkScoring:
             return golds[key]
 
         try:
-            ok = run_metric(self.success, episode, gold("task_success"))
-            results = {}
-            for n, m in zip(self.names, self.metrics):
-                results[n] = run_metric(m, episode, gold(n))
+            results = self._run(episode, gold)
         except Exception as e:  # never an errored eval: unscored, with the reason
             why = str(e) or type(e).__name__
             return Score.unscored(
@@ -292,39 +326,77 @@ class EkScoring:
                 explanation=f"ek scoring failed: {why}",
                 metadata={EK: {"error": why, "episode": summary}},
             )
-        passed = bool(ok.detail.get("passed"))
         dollars = episode_dollars(episode, self.src)
-        tokens = episode.agent_cost.total_tokens
-        value: dict[str, float] = {
-            "success": 1.0 if passed else 0.0,
-            "dollars": math.nan if dollars is None else float(dollars),
-            "tokens": float(tokens),
-        }
-        for n, s in results.items():
-            value[n] = s.value
-        cost_txt = "dollars unknown" if dollars is None else f"${dollars:.6g}"
-        explanation = "; ".join(
-            [f"success: {ok.reason}", *(f"{n}: {s.reason}" for n, s in results.items()), cost_txt]
-        )
-        record = {
-            "success": passed,
-            "successes": int(passed),
-            "n": 1,
-            "dollars": dollars,
-            "tokens": tokens,
-            "scores": {
-                n: {"value": json_safe(s.value), "detail": json_safe(dict(s.detail))}
-                for n, s in {"task_success": ok, **results}.items()
-            },
-            "episode": summary,
-        }
         out = episode.output
         return Score(
-            value=value,
+            value=self._value(results, dollars, episode.agent_cost.total_tokens),
             answer=out if isinstance(out, str) else (None if out is None else str(out)),
-            explanation=explanation,
-            metadata={EK: record},
+            explanation=self._explanation(results, dollars),
+            metadata={EK: self._record(results, dollars, episode, summary)},
         )
+
+    def _run(self, episode: Episode, gold: Any) -> dict[str, EkScore]:
+        """Every ek Score of the episode: ``task_success`` (when deciding) first, then the
+        metrics, then the recorded ``cost_per_success`` (when deciding and priced)."""
+        results: dict[str, EkScore] = {}
+        if self.decides:
+            results["task_success"] = run_metric(self.success, episode, gold("task_success"))
+        for n, m in zip(self.names, self.metrics):
+            results[n] = run_metric(m, episode, gold(n))
+        if self.cost is not None:
+            results["cost_per_success"] = run_metric(self.cost, episode, gold("task_success"))
+        return results
+
+    def _passed(self, results: Mapping[str, EkScore]) -> bool | None:
+        ok = results.get("task_success")
+        return None if ok is None else bool(ok.detail.get("passed"))
+
+    def _value(
+        self, results: Mapping[str, EkScore], dollars: float | None, tokens: int
+    ) -> dict[str, float]:
+        value: dict[str, float] = {}
+        passed = self._passed(results)
+        if passed is not None:
+            value["success"] = 1.0 if passed else 0.0
+        value["dollars"] = math.nan if dollars is None else float(dollars)
+        value["tokens"] = float(tokens)
+        for n in self.names:
+            value[n] = results[n].value
+        return value
+
+    def _explanation(self, results: Mapping[str, EkScore], dollars: float | None) -> str:
+        parts = [f"success: {results['task_success'].reason}"] if self.decides else []
+        parts += [f"{n}: {results[n].reason}" for n in self.names if n not in ("task_success",)]
+        if dollars is not None:
+            parts.append(f"${dollars:.6g}")
+        elif self.src is not None or self.decides:  # priced, or Cost-of-Pass needs dollars
+            parts.append("dollars unknown")
+        return "; ".join(parts)
+
+    def _record(
+        self,
+        results: Mapping[str, EkScore],
+        dollars: float | None,
+        episode: Episode,
+        summary: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        passed = self._passed(results)
+        record: dict[str, Any] = {"success": passed}
+        if passed is not None:
+            record["successes"] = int(passed)
+        record.update(
+            {
+                "n": 1,
+                "dollars": dollars,
+                "tokens": episode.agent_cost.total_tokens,
+                "scores": {
+                    n: {"value": json_safe(s.value), "detail": json_safe(dict(s.detail))}
+                    for n, s in results.items()
+                },
+                "episode": summary,
+            }
+        )
+        return record
 
     async def __call__(self, state: TaskState, target: Target) -> Score:
         try:
@@ -364,11 +436,13 @@ def ek_scorer(
 
     ``Task(..., scorer=ek_scorer("tool_calls", TrajectoryMetric("exact"), check="final_state",
     price=per_million(2.5, 10)))``. Metrics: ``success`` (accuracy, stderr, and Cost-of-Pass over
-    every attempt), and every ek metric's own ratio-of-sums aggregate (``ek/ek_aggregate``).
+    every attempt) when it decides success, and every ek metric's own ratio-of-sums aggregate
+    (``ek/ek_aggregate``).
 
     Args:
         *metrics: ek metric instances, classes or registered names (``"tool_calls"``, ...).
-        check: The task-success checker behind ``success`` (default ``"output"``).
+        check: The task-success checker behind ``success``; without one this scorer decides no
+            success (no ``success`` column, no Cost-of-Pass).
         price: A ``ModelPrice`` (or its dict, USD per token) for every model.
         prices: A ``{model: ModelPrice}`` catalogue or a LiteLLM price-file path.
         grammar: The tool grammar for metrics given by name.
@@ -389,9 +463,15 @@ def task_success(
 ) -> Scorer:
     """Task success by an injected checker (``"output"``, ``"final_state"``, ... or a callable).
 
-    ``success`` gets accuracy, stderr and Cost-of-Pass (with ``price``/``prices``).
+    ``success`` gets accuracy, stderr and Cost-of-Pass (with ``price``/``prices``). Always decides
+    success (``check`` defaults to ``"output"``); priced, it also records the Cost-of-Pass sums
+    that ``ek-agents report`` and ``gate`` check.
     """
-    return _wrap(EkScoring(["task_success"], check=check, price=price, prices=prices, gold=gold))
+    return _wrap(
+        EkScoring(
+            ["task_success"], check=check, price=price, prices=prices, gold=gold, decides=True
+        )
+    )
 
 
 @scorer(
@@ -407,7 +487,9 @@ def cost_of_pass(
     without any, dollars are unknown (NaN), never 0.
     """
     return _wrap(
-        EkScoring(["cost_per_success"], check=check, price=price, prices=prices, gold=gold)
+        EkScoring(
+            ["cost_per_success"], check=check, price=price, prices=prices, gold=gold, decides=True
+        )
     )
 
 
@@ -423,7 +505,10 @@ def tool_calls(
     gold: Any = None,
     canonicalizer: str | None = None,
 ) -> Scorer:
-    """Weighted tool-call F1 (BFCL AST semantics) against the gold calls; corpus micro-F1."""
+    """Weighted tool-call F1 (BFCL AST semantics) against the gold calls; corpus micro-F1.
+
+    Decides success (``success`` column, Cost-of-Pass) only when given a ``check``.
+    """
     return _wrap(
         EkScoring(
             ["tool_calls"],
@@ -449,7 +534,10 @@ def trajectory(
     grammar: Any = None,
     gold: Any = None,
 ) -> Scorer:
-    """Trajectory match (Needleman-Wunsch; ``exact``, ``in_order``, ``any_order``, ``superset``)."""
+    """Trajectory match (Needleman-Wunsch; ``exact``, ``in_order``, ``any_order``, ``superset``).
+
+    Decides success (``success`` column, Cost-of-Pass) only when given a ``check``.
+    """
     return _wrap(
         EkScoring(
             ["trajectory"],

@@ -44,6 +44,7 @@ __all__ = [
     "DEFAULT_ROLES",
     "EK_METADATA_KEY",
     "INSPECT_EXTRA_HINT",
+    "AmbiguousSuccessError",
     "InspectSampleRecord",
     "cost_from_inspect_events",
     "ek_scores_from_inspect_scores",
@@ -171,9 +172,11 @@ def success_from_inspect_scores(
 
     With ``success_from`` (a scorer name, or ``"scorer:key"`` for a dict value), that scorer's
     value decides: ``value >= threshold`` after Inspect's value-to-float mapping (``"C"`` = 1);
-    a dict value uses its ``"success"`` key. Without it, the first ek scorer that recorded a
-    verdict (``metadata["ek"]["success"]``) decides. ``None`` when nothing decides (or the value
-    is NaN: unscored); :func:`inspect_verdict` also says why.
+    a dict value uses its ``"success"`` key. Without it, the ek scorer that decides success
+    decides (the one given a checker: it records a verdict, ``metadata["ek"]["success"]``; an ek
+    scorer that decides no success records ``None``); several that disagree raise
+    :class:`AmbiguousSuccessError` naming them. ``None`` when nothing decides (or the value is
+    NaN: unscored); :func:`inspect_verdict` also says why.
 
     Example:
         >>> success_from_inspect_scores({"match": {"value": "C"}}, "match")
@@ -229,16 +232,38 @@ def inspect_verdict(
                 f"success_from must be a scorer name ('name' or 'name:key'), got {short_repr(success_from)}"
             )
         return _named_verdict(scores, success_from, threshold)
+    return _ek_verdict(scores)
+
+
+class AmbiguousSuccessError(ValueError):
+    """Several ek scorers decide a sample's success and disagree: name the one that decides
+    (``success_from=``, ``ek-agents report/gate --success-scorer NAME``)."""
+
+
+def _ek_verdict(scores: Mapping[str, Any]) -> tuple[bool | None, str | None]:
+    """The verdict of the ek scorer(s) that decide success (those recording a bool)."""
+    verdicts: dict[str, bool] = {}
     failed = None
-    for s in scores.values():
+    for name, s in scores.items():
         ek = field_of(field_of(s, "metadata", {}), EK_METADATA_KEY)
-        if isinstance(ek, Mapping) and isinstance(ek.get("success"), bool):
-            return bool(ek["success"]), None
-        if isinstance(ek, Mapping) and ek.get("error") and failed is None:
+        if not isinstance(ek, Mapping):
+            continue
+        if isinstance(ek.get("success"), bool):
+            verdicts[str(name)] = bool(ek["success"])
+        elif ek.get("error") and failed is None:
             failed = f"ek scoring failed: {ek['error']}"
+    if len(set(verdicts.values())) > 1:
+        said = ", ".join(f"{n} says {'pass' if v else 'fail'}" for n, v in sorted(verdicts.items()))
+        raise AmbiguousSuccessError(
+            f"the ek scorers {sorted(verdicts)} all decide success and disagree ({said}); name "
+            "the one that decides: success_from='NAME' (ek-agents --success-scorer NAME)"
+        )
+    if verdicts:
+        return next(iter(verdicts.values())), None
     return None, failed or (
-        f"no ek scorer recorded a verdict (its scores: {sorted(scores)}); name the scorer that "
-        "decides success (success_from=..., ek-agents --success-scorer NAME)"
+        f"no ek scorer recorded a verdict (its scores: {sorted(scores)}); give one of them a "
+        "check=..., or name the scorer that decides success (success_from=..., ek-agents "
+        "--success-scorer NAME)"
     )
 
 
@@ -709,6 +734,9 @@ def read_inspect_log(
     Raises:
         ImportError: ``inspect_ai`` is not installed (``pip install ek-agents[inspect]``).
         FileNotFoundError: no such file.
+        AmbiguousSuccessError: (a ``ValueError``) without ``success_from``, several ek scorers
+            decide a sample's success and disagree; the message names them, the file and the
+            sample.
         ValueError: the file is not a readable Inspect log (truncated, not a log); the message
             names the file.
     """
@@ -725,9 +753,14 @@ def read_inspect_log(
     if samples is None:
         samples = ilog.read_eval_log_samples(p, all_samples_required=False)
     for s in samples:
-        yield inspect_sample_record(
-            s, success_from=success_from, run=prov, roles=roles, limit_is_error=limit_is_error
-        )
+        try:
+            rec = inspect_sample_record(
+                s, success_from=success_from, run=prov, roles=roles, limit_is_error=limit_is_error
+            )
+        except AmbiguousSuccessError as e:
+            where = f"sample {short_repr(field_of(s, 'id'))} epoch {field_of(s, 'epoch', 1)}"
+            raise AmbiguousSuccessError(f"{p}: {where}: {e}") from None
+        yield rec
 
 
 def episodes_from_inspect_log(
