@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import pytest
 from deepeval import assert_test
-from deepeval.test_case import LLMTestCase
+from deepeval.test_case import LLMTestCase, ToolCall
 from ek.adapters.deepeval import EkMetric, to_deepeval_test_case
 
-from ek.agents import Cost, CostPerSuccessMetric, Episode, Step, TaskSpec, per_million
+from ek.agents import Cost, CostPerSuccessMetric, Episode, Step, TaskSpec, ToolSpec, per_million
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 
@@ -75,3 +75,31 @@ def test_double_refund_is_caught() -> None:
     strict = EkMetric(ToolCallMetric(), threshold=1.0)
     with pytest.raises(AssertionError, match="extra refund"):
         assert_test(case(DOUBLE_REFUND), [strict])
+
+
+def test_malformed_refund_is_caught() -> None:
+    # A test case built by hand. The model wrote the refund's arguments as broken JSON, which
+    # DeepEval's ToolCall refuses; a placeholder ToolCall(name="refund", input_parameters={})
+    # would read as a refund with no arguments and pass the 0.75 bar. The model's own calls go
+    # in metadata["raw_tool_calls"] (they replace tools_called for ek), the task's tools in
+    # metadata["tools"] (the refund is destructive: it weighs 10, not 1).
+    case = LLMTestCase(
+        input="Please refund order A1",
+        actual_output="refunded",
+        expected_output="refunded",
+        expected_tools=[
+            ToolCall(name="lookup", input_parameters={"order_id": "A1"}),
+            ToolCall(name="refund", input_parameters={"order_id": "A1"}),
+        ],
+        metadata={
+            "raw_tool_calls": [
+                {"name": "lookup", "arguments": '{"order_id": "A1"}'},
+                {"name": "refund", "arguments": '{"order_id": "A1"'},  # unparseable
+            ],
+            "tools": [ToolSpec("lookup").to_dict(), ToolSpec("refund", destructive=True).to_dict()],
+        },
+    )
+    # lookup TP 2; the malformed call is extra (FP 1); the refund is missing (FN 10 + 1):
+    # F1 = 4 / (4 + 1 + 11) = 0.25
+    with pytest.raises(AssertionError, match="malformed call"):
+        assert_test(case, [EkMetric(ToolCallMetric(), threshold=0.75)])

@@ -17,7 +17,7 @@ import warnings
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # Ragas 0.4 deprecates evaluate()
 warnings.filterwarnings("ignore", message="Length mismatch", category=UserWarning)
 
-from ek.adapters.ragas import ek_ragas_metric, to_ragas_sample
+from ek.adapters.ragas import ek_ragas_metric, to_pandas_with_reasons, to_ragas_sample
 from ragas import Dataset, EvaluationDataset, evaluate, experiment
 from ragas.metrics import ToolCallAccuracy, ToolCallF1
 
@@ -48,8 +48,9 @@ def samples() -> list:
 
 def with_evaluate() -> list[dict]:
     """Classic API: ragas.evaluate() with ek's classic MultiTurnMetric wrappers."""
+    tool_calls = ek_ragas_metric(ToolCallMetric())  # column "ek_tool_calls"
     metrics = [
-        ek_ragas_metric(ToolCallMetric()),  # column "ek_tool_calls"
+        tool_calls,
         ek_ragas_metric(TrajectoryMetric("exact"), name="ek_trajectory_exact"),
         ToolCallF1(),
         ToolCallAccuracy(),
@@ -60,6 +61,11 @@ def with_evaluate() -> list[dict]:
         # Each ek score is a float that also carries ek's reason and detail.
         rows.append({"run": name, **{k: round(float(v), 3) for k, v in scores.items()}})
         rows[-1]["ek_reason"] = scores["ek_tool_calls"].reason
+    # The same reasons as data-frame columns ("<column>_reason"), and ek's corpus figure: the
+    # micro-F1 of all the runs' counts, not Ragas' mean of the rows.
+    frame = to_pandas_with_reasons(result)
+    print("reason columns:", [c for c in frame.columns if c.endswith("_reason")])
+    print("ek_tool_calls micro-F1:", round(tool_calls.aggregate(result["ek_tool_calls"]), 3))
     return rows
 
 

@@ -178,9 +178,14 @@ def test_evaluate_tool_calls_and_trajectory_where_deepeval_is_wrong(run_async: b
     assert res["dup_expected"][ek_tr].score == 1.0
     assert res["dup_expected"][de].score == 0.5
 
-    # ek's reason and detail arrive intact.
+    # ek's reason and detail arrive intact; the cases give no tools (metadata["tools"]), so the
+    # reason also says the weights were unit ones (issue 32, item 7).
     md = res["duplicate"][ek_tc]
-    assert md.reason == ToolCallMetric()([A1, A1, B1], TaskSpec("d", gold_calls=[A1, B1])).reason
+    direct = ToolCallMetric()([A1, A1, B1], TaskSpec("d", gold_calls=[A1, B1])).reason
+    assert md.reason == f"{direct}; " + (
+        "unit weights: the task gives no tools (metadata['tools']: the task's ToolSpec dicts), "
+        "so every tool and every argument weighs 1"
+    )
     detail = json.loads(md.verbose_logs)
     assert (detail["tp"], detail["fp"], detail["fn"], detail["passed"]) == (4.0, 2.0, 0.0, False)
     assert md.evaluation_model.startswith("ek-agents")

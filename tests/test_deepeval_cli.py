@@ -106,10 +106,11 @@ def test_deepeval_test_run_subprocess(tmp_path: Path) -> None:
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-4000:]
     assert "NETWORK ATTEMPTS" not in out
-    assert "2 passed" in out, out[-4000:]
+    assert "3 passed" in out, out[-4000:]
     # ek's metric names reach DeepEval's results table.
     assert "ek:ToolCallMetric" in out and "ek:TrajectoryMetric" in out, out[-4000:]
-    # DeepEval records the double refund that ek failed (inside pytest.raises) as a failure.
-    assert "Passed: 1 | Failed: 1" in out, out[-4000:]
+    # DeepEval records the double refund and the malformed refund that ek failed (inside
+    # pytest.raises) as failures.
+    assert "Passed: 1 | Failed: 2" in out, out[-4000:]
     # READ_ONLY: no .deepeval results in the working directory.
     assert sorted(p.name for p in work.iterdir()) == before

@@ -116,7 +116,10 @@ def test_default_names_encode_the_configuration() -> None:
         "ek_task_success(check=final_state)",
         "ek_cost_per_success",
     ]
-    assert names[6].startswith("ek_cost_per_success(price=ModelPrice#") and len(set(names)) == 7
+    # Issue 32, item 9: a price (or a grammar) is not a readable setting, so it is left out of
+    # the name: no repr with a digest. Two such metrics in one evaluation are refused by name
+    # (the test below), and the message asks for name=.
+    assert names[6] == "ek_cost_per_success"
     # Deterministic (no addresses), and the same for both Ragas APIs.
     again = ek_ragas_metric(CostPerSuccessMetric(price=per_million(1.0, 2.0)), api="experiment")
     assert again.name == names[6]

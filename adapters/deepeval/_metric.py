@@ -43,6 +43,7 @@ from ek.adapters._shell import (
     passes,
     resolve_metric,
     run_metric,
+    unit_weights_note,
 )
 from ek.agents.bridge import from_deepeval_test_case
 from ek.base import Score
@@ -171,10 +172,12 @@ class _EkShell:
         value = score.value
         if self.strict_mode and not ok:
             value = 0.0
+        note = unit_weights_note(self._ek, gold, "metadata['tools']")
+        reason = score.reason if note is None else f"{score.reason}; {note}"
         # Assign together at the end: a copy is never seen half-written.
         self.ek_score = score
         self.score = value
-        self.reason = score.reason if self.include_reason else None
+        self.reason = reason if self.include_reason else None
         self.verbose_logs = detail_json(score)
         self.error = None
         self.success = ok

@@ -11,11 +11,21 @@ the sample into an :class:`~ek.agents.base.Episode` and its gold
 :func:`ek.agents.toolcalls.normalize_call`), and return ek's number: NaN where ek says the value
 is undefined, with ek's reason alongside. :func:`to_ragas_sample` goes the other way.
 
-Names: a result is keyed by the metric's name, which by default encodes the configuration
-(``"ek_trajectory"``, ``"ek_trajectory(scheme=exact)"``); a name given twice in one
-``evaluate()`` raises ``ValueError``. Values: each per-sample value is ek's own; Ragas' summary
-of a result is its mean of them (NaN skipped), not ek's corpus aggregate (a ratio of sums), which
-:meth:`EkRagasMetric.aggregate` gives.
+Names: a result is keyed by the metric's name, by default readable and naming the settings a
+reader can read (``"ek_tool_calls"``, ``"ek_trajectory(scheme=exact)"``; a grammar or a price is
+left out of it); a name given twice in one ``evaluate()`` raises ``ValueError`` asking for
+``name=``. Values: each per-sample value is ek's own, an :class:`EkRagasScore` (a float with
+ek's reason); :func:`to_pandas_with_reasons` is ``result.to_pandas()`` with a ``<column>_reason``
+column beside each ek column. A row ek cannot score is NaN with ek's reason (raised with
+``raise_exceptions=True``). Ragas' summary of a result is its mean of the rows (NaN skipped),
+not ek's corpus aggregate (a ratio of sums), which :meth:`EkRagasMetric.aggregate` gives, with
+how many rows were left unscored and why.
+
+Sample conventions (message ``metadata``, see :mod:`ek.agents.bridge.ragas`): ``tools`` (the
+task's ToolSpec dicts; without them a tool-call or trajectory metric weighs everything 1, and
+its reason says so) and ``raw_tool_calls`` on an AI message (the model's calls as it wrote them,
+instead of ``tool_calls``, whose ``ToolCall`` refuses arguments that are not a mapping: a
+malformed call is scored as malformed).
 
 Needs the extra: ``pip install ek-agents[ragas]`` (it pins ``langchain-community<0.4.2``, without
 which ``import ragas`` 0.4.3 fails).
@@ -52,18 +62,20 @@ from ._metric import (
     REQUIRED_COLUMNS,
     EkCollectionsMetric,
     EkRagasMetric,
-    EkRagasScore,
     ek_ragas_metric,
     required_columns,
 )
+from ._scores import EkRagasAggregate, EkRagasScore, to_pandas_with_reasons
 
 __all__ = [
     "REQUIRED_COLUMNS",
     "EkCollectionsMetric",
+    "EkRagasAggregate",
     "EkRagasMetric",
     "EkRagasScore",
     "ek_ragas_metric",
     "from_ragas_sample",
     "required_columns",
+    "to_pandas_with_reasons",
     "to_ragas_sample",
 ]

@@ -32,7 +32,6 @@ import typing as t
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 with warnings.catch_warnings():
@@ -42,7 +41,7 @@ with warnings.catch_warnings():
     from ragas.metrics.collections import BaseMetric
 
 from ek._validate import short_repr
-from ek.adapters._shell import resolve_metric, run_metric
+from ek.adapters._shell import EkAdapterError, resolve_metric, run_metric, unit_weights_note
 from ek.agents import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.bridge import from_ragas_sample
 from ek.agents.toolcalls import ToolCallMetric
@@ -50,15 +49,18 @@ from ek.agents.trajectory import TrajectoryMetric
 from ek.base import Score
 
 from ._names import check_unique_names, default_name
+from ._scores import EkRagasAggregate, EkRagasScore, split_scored
 
 __all__ = [
     "REQUIRED_COLUMNS",
     "EkCollectionsMetric",
     "EkRagasMetric",
-    "EkRagasScore",
     "ek_ragas_metric",
     "required_columns",
 ]
+
+#: Where a Ragas sample carries the task's tools (the cost grammar), as the unit-weight note says.
+_TOOLS_AT = "a message's metadata['tools']"
 
 #: The sample columns the shells read, in Ragas' notation (``:optional`` = read when present).
 #: Which of them a given metric cannot do without: :func:`required_columns`.
@@ -122,12 +124,12 @@ def _result_key(metric: Any) -> str:
     return f"{metric.name}(mode={mode})" if mode is not None else str(metric.name)
 
 
-def _evaluation_metrics() -> list[Any] | None:
-    """The metric list of the Ragas ``aevaluate()`` call that is initialising us, if any.
+def _evaluation_call() -> Mapping[str, Any] | None:
+    """The arguments of the Ragas ``aevaluate()`` call that is initialising us, if any.
 
     Ragas calls ``metric.init(run_config)`` on every metric from ``aevaluate``'s own body before
-    scoring a row, so its frame (and its ``metrics`` list) is on the stack; this is the one
-    place where an evaluation's whole metric list is visible to a metric.
+    scoring a row, so its frame (its ``metrics`` list and ``raise_exceptions``) is on the
+    stack; this is the one place where a metric can see the evaluation it is part of.
     """
     frame = sys._getframe(1)
     try:
@@ -136,54 +138,17 @@ def _evaluation_metrics() -> list[Any] | None:
             if code.co_name == "aevaluate" and frame.f_globals.get("__name__") == (
                 "ragas.evaluation"
             ):
-                metrics = frame.f_locals.get("metrics")
-                return metrics if isinstance(metrics, list) else None
+                return dict(frame.f_locals)
             frame = frame.f_back  # type: ignore[assignment]
         return None
     finally:
         del frame
 
 
-class EkRagasScore(float):
-    """A plain ``float`` (what Ragas' ``evaluate()`` needs) that also carries ek's ``reason``,
-    ``detail`` and ``task_id``; it arrives unchanged in ``EvaluationResult.scores``.
-
-    Example:
-        >>> s = EkRagasScore(float("nan"), "no gold calls", {"passed": False}, "t1")
-        >>> isinstance(s, float), s.reason, s.task_id
-        (True, 'no gold calls', 't1')
-    """
-
-    reason: str
-    detail: Mapping[str, Any]
-    task_id: str | None
-
-    def __new__(
-        cls,
-        value: float,
-        reason: str = "",
-        detail: Mapping[str, Any] | None = None,
-        task_id: str | None = None,
-    ) -> EkRagasScore:
-        obj = super().__new__(cls, value)
-        obj.reason = reason
-        # A Score's detail is already a read-only view of a private dict: share it.
-        obj.detail = (
-            detail if type(detail) is MappingProxyType else MappingProxyType(dict(detail or {}))
-        )
-        obj.task_id = task_id
-        return obj
-
-    @classmethod
-    def from_score(cls, score: Score, task_id: str | None = None) -> EkRagasScore:
-        """Wrap an ek :class:`~ek.base.Score`."""
-        return cls(score.value, score.reason, score.detail, task_id)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (float(self), self.reason, dict(self.detail), self.task_id))
-
-    def __repr__(self) -> str:
-        return float.__repr__(self)
+def _with_note(score: Score, metric: Any, gold: Any) -> tuple[str, Score]:
+    """ek's reason, with the unit-weight note when the sample gave no tools."""
+    note = unit_weights_note(metric, gold, _TOOLS_AT)
+    return (score.reason if note is None else f"{score.reason}; {note}"), score
 
 
 @dataclass
@@ -203,13 +168,17 @@ class EkRagasMetric(MultiTurnMetric):
         reference_is_json: Decode ``reference`` as JSON (e.g. a goal state).
 
     Scores are :class:`EkRagasScore` floats (NaN where ek's value is undefined, the reason on
-    the score), each equal to the ek metric's own value. The required column (see
-    :func:`required_columns`) is declared, so ``evaluate()`` refuses a dataset whose first
-    sample lacks it; a later sample without it raises ``ValueError`` in this shell (which Ragas
-    logs and records as NaN unless ``raise_exceptions=True``).
+    the score), each equal to the ek metric's own value; :func:`to_pandas_with_reasons` puts the
+    reasons in the data frame. The required column (see :func:`required_columns`) is declared,
+    so ``evaluate()`` refuses a dataset whose first sample lacks it. A row ek cannot score (a
+    later sample without that column, an unreadable conversation, a metric that failed) is NaN
+    with ek's reason on the score (``unscored: ...``) rather than Ragas' bare NaN; with
+    ``evaluate(..., raise_exceptions=True)`` it raises instead, and :meth:`score_sample` always
+    raises.
 
     Ragas' summary of a result is its own mean of the per-sample values (NaN skipped); ek's
-    corpus aggregate (a ratio of sums) is :meth:`aggregate`.
+    corpus aggregate (a ratio of sums) is :meth:`aggregate`, which says how many rows were left
+    unscored and why.
     """
 
     _required_columns: dict[MetricType, set[str]] = field(default_factory=_columns)
@@ -234,6 +203,7 @@ class EkRagasMetric(MultiTurnMetric):
         if not self.name:
             self.name = default_name(self._ek)
         self._required_columns = {MetricType.MULTI_TURN: set(required_columns(self._ek))}
+        self._raise = True  # outside an evaluation (direct calls), an unscorable row raises
         super().__post_init__()
 
     @property
@@ -247,15 +217,19 @@ class EkRagasMetric(MultiTurnMetric):
         return bool(getattr(self._ek, "higher_is_better", True))
 
     def init(self, run_config: Any) -> None:
-        """No LLM, no embeddings; refuses a result name that the evaluation already uses.
+        """No LLM, no embeddings; refuses a result name that the evaluation already uses, and
+        takes the evaluation's ``raise_exceptions`` (an unscorable row: NaN with the reason, or
+        raised).
 
         Raises:
             ValueError: another metric of the same ``evaluate()`` / ``aevaluate()`` call files
                 its results under this metric's name (Ragas would keep only the last).
         """
-        metrics = _evaluation_metrics()
-        if metrics is not None and any(m is self for m in metrics):
+        call = _evaluation_call()
+        metrics = None if call is None else call.get("metrics")
+        if isinstance(metrics, list) and any(m is self for m in metrics):
             check_unique_names([_result_key(m) for m in metrics])
+            self._raise = bool(call.get("raise_exceptions"))  # type: ignore[union-attr]
 
     def score_sample(self, sample: Any) -> EkRagasScore:
         """Score one ``MultiTurnSample`` (or row / message list) directly.
@@ -267,30 +241,41 @@ class EkRagasMetric(MultiTurnMetric):
         episode, gold = from_ragas_sample(sample, reference_is_json=self.reference_is_json)
         if not isinstance(sample, (list, tuple)):
             _check_gold(self.name, self._ek, gold.gold, gold.gold_calls)
-        return EkRagasScore.from_score(run_metric(self._ek, episode, gold), episode.task_id)
+        reason, score = _with_note(run_metric(self._ek, episode, gold), self._ek, gold)
+        return EkRagasScore(score.value, reason, score.detail, episode.task_id)
 
-    def aggregate(self, scores: Sequence[float]) -> float:
-        """ek's corpus aggregate of this metric's per-sample scores (a ratio of sums).
+    def aggregate(self, scores: Sequence[float]) -> EkRagasAggregate:
+        """ek's corpus aggregate of this metric's per-sample scores (a ratio of sums), over the
+        rows ek scored.
 
         Args:
             scores: The :class:`EkRagasScore` values of one result column
                 (``result[m.name]``, or ``[row[m.name] for row in result.scores]``).
 
+        Returns:
+            An :class:`EkRagasAggregate`: a ``float`` (NaN when no row was scored) with
+            ``scored``, ``unscored`` and ``reasons`` (why each left-out row was not scored: ek
+            refused it, or Ragas recorded a bare NaN); a ``UserWarning`` says so when rows were
+            left out.
+
         Raises:
-            TypeError: a score that does not carry ek's detail (not an :class:`EkRagasScore`).
+            TypeError: a number that does not carry ek's detail (not an :class:`EkRagasScore`).
         """
-        values: list[Score] = []
-        for v in scores:
-            if not isinstance(v, EkRagasScore):
-                raise TypeError(
-                    "aggregate needs the EkRagasScore values this metric returned, got "
-                    f"{type(v).__name__}: {short_repr(v, 80)}"
-                )
-            values.append(Score(float(v), v.detail))
-        return float(self._ek.aggregate(values))
+        scored, reasons = split_scored(list(scores))
+        values = [Score(float(v), v.detail) for v in scored]
+        value = float(self._ek.aggregate(values)) if values else math.nan
+        out = EkRagasAggregate(value, len(values), reasons)
+        if reasons:
+            warnings.warn(f"{self.name}: ek aggregate {out.reason}", UserWarning, stacklevel=2)
+        return out
 
     async def _multi_turn_ascore(self, sample: Any, callbacks: Any) -> float:
-        return self.score_sample(sample)
+        try:
+            return self.score_sample(sample)
+        except (TypeError, ValueError, EkAdapterError) as e:
+            if self._raise:
+                raise
+            return EkRagasScore.refused(str(e) or type(e).__name__)
 
 
 class EkCollectionsMetric(BaseMetric):
@@ -350,10 +335,10 @@ class EkCollectionsMetric(BaseMetric):
         episode, gold = from_ragas_sample(
             row, task_id=task_id, reference_is_json=self.reference_is_json
         )
-        s = run_metric(self._ek, episode, gold)
+        reason, s = _with_note(run_metric(self._ek, episode, gold), self._ek, gold)
         return MetricResult(
             value=s.value,
-            reason=s.reason,
+            reason=reason,
             traces={"input": {"task_id": episode.task_id}, "output": dict(s.detail)},
         )
 

@@ -3,11 +3,13 @@
 Ragas keys every result by the metric's ``name``; two metrics with the same name share one
 column and the last one silently wins (ragas 0.4.3, ``aevaluate``). So:
 
-- :func:`default_name` encodes the configuration: ``"ek_<metric name>"`` for the class defaults,
-  else the changed constructor arguments in Ragas' own style (``topic_adherence(mode=f1)``):
-  ``"ek_trajectory(scheme=exact)"``, ``"ek_task_success(check=final_state)"``. An argument
-  that is not a short literal shows as its type and a digest of its value
-  (``"ek_cost_per_success(price=ModelPrice#1b2c3d4e)"``), a callable as its name.
+- :func:`default_name` is readable and encodes the settings a reader can read:
+  ``"ek_<metric name>"`` for the class defaults, else the changed constructor arguments that
+  are short literals or named callables, in Ragas' own style (``topic_adherence(mode=f1)``):
+  ``"ek_trajectory(scheme=exact)"``, ``"ek_task_success(check=final_state)"``. Other settings
+  (a grammar, a price, a long text) are left out of the name: ``ToolCallMetric(grammar=g)`` is
+  ``"ek_tool_calls"``, never a repr with a digest. Two metrics whose names then collide in one
+  evaluation are refused by :func:`check_unique_names`, which asks for ``name=``.
 - :func:`check_unique_names` refuses a metric list in which a name occurs twice.
 
 Example:
@@ -23,36 +25,29 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from ek._validate import short_repr
-from ek.adapters._shell import metric_label
 
 __all__ = ["check_unique_names", "default_name"]
 
-_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _WORD = re.compile(r"[A-Za-z0-9_.\-]{1,40}")
 _NOTHING = object()
 
 
-def _digest(value: Any) -> str:
-    text = _ADDRESS.sub("", repr(value))
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:8]
-
-
-def _show(value: Any) -> str:
-    """A short, deterministic rendering of one constructor argument."""
+def _show(value: Any) -> str | None:
+    """A short, readable rendering of one constructor argument; ``None`` when it has none (a
+    grammar, a price, a long text: left out of the name)."""
     if isinstance(value, str):
-        return value if _WORD.fullmatch(value) else f"str#{_digest(value)}"
+        return value if _WORD.fullmatch(value) else None
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
-    if callable(value) and hasattr(value, "__qualname__"):
+    if callable(value) and _WORD.fullmatch(str(getattr(value, "__qualname__", ""))):
         return str(value.__qualname__)
-    return f"{type(value).__name__}#{_digest(value)}"
+    return None
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -84,8 +79,9 @@ def _changed_arguments(metric: Any) -> list[str] | None:
         if value is _NOTHING:
             return None
         default = p.default if reference is None else getattr(reference, p.name, p.default)
-        if default is p.empty or not _same(value, default):
-            out.append(f"{p.name}={_show(value)}")
+        shown = _show(value)
+        if shown is not None and (default is p.empty or not _same(value, default)):
+            out.append(f"{p.name}={shown}")
     return out
 
 
@@ -96,19 +92,18 @@ def default_name(metric: Any) -> str:
         metric: An ek metric instance.
 
     Returns:
-        ``"ek_<name>"`` for the class defaults, ``"ek_<name>(arg=value, ...)"`` otherwise, and
-        ``"ek_<configuration label>"`` (see :func:`ek.adapters._shell.metric_label`) when the
-        constructor arguments cannot be read back from the instance.
+        ``"ek_<name>"`` for the class defaults (or when no changed setting is readable),
+        ``"ek_<name>(arg=value, ...)"`` otherwise (see the module docstring).
 
     Example:
-        >>> from ek.agents import TaskSuccessMetric
+        >>> from ek.agents import TaskSuccessMetric, ToolCallMetric, ToolSpec
         >>> default_name(TaskSuccessMetric()), default_name(TaskSuccessMetric("final_state"))
         ('ek_task_success', 'ek_task_success(check=final_state)')
+        >>> default_name(ToolCallMetric(grammar=[ToolSpec("refund", destructive=True)]))
+        'ek_tool_calls'
     """
     base = f"ek_{getattr(metric, 'name', type(metric).__name__)}"
-    changed = _changed_arguments(metric)
-    if changed is None:
-        return f"ek_{metric_label(metric)}"
+    changed = _changed_arguments(metric) or []
     return f"{base}({', '.join(changed)})" if changed else base
 
 

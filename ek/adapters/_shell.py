@@ -2,8 +2,9 @@
 
 Resolving the ek metric an adapter wraps (:func:`resolve_metric`), naming one configuration
 uniquely (:func:`metric_label`), running it so that a host never retries on a stray
-``TypeError`` (:func:`run_metric`), the pass/fail rule for both directions (:func:`passes`), and
-JSON-safe details (:func:`json_safe`, :func:`detail_json`). No third-party import.
+``TypeError`` (:func:`run_metric`), the pass/fail rule for both directions (:func:`passes`),
+saying when a metric fell back to unit weights (:func:`unit_weights_note`), and JSON-safe
+details (:func:`json_safe`, :func:`detail_json`). No third-party import.
 
 Example:
     >>> from ek.agents.base import Episode
@@ -37,6 +38,7 @@ __all__ = [
     "passes",
     "resolve_metric",
     "run_metric",
+    "unit_weights_note",
 ]
 
 # Modules whose import registers agent metrics by name (absent ones are skipped).
@@ -137,6 +139,34 @@ def run_metric(metric: Any, episode: Any, gold: Any) -> Score:
             f"{type(metric).__name__} must return an ek Score, got {type(score).__name__}"
         )
     return score
+
+
+_NO_GRAMMAR = object()
+
+
+def unit_weights_note(metric: Any, gold: Any, where: str) -> str | None:
+    """Why ``metric`` scored with unit weights, or ``None`` when it did not.
+
+    A tool-call or trajectory metric (one with a ``grammar`` attribute) built without a grammar
+    takes the task's tools from a :class:`~ek.agents.spec.TaskSpec` gold; when the gold brings
+    none either, every tool weighs 1 and every argument 1, so a missed destructive call costs
+    what a missed look-up does. The note says so and where the tools go (``where``).
+
+    Example:
+        >>> from ek.agents import TaskSpec, ToolCallMetric, ToolSpec
+        >>> unit_weights_note(ToolCallMetric(), TaskSpec("t"), "metadata['tools']")[:43]
+        'unit weights: the task gives no tools (meta'
+        >>> unit_weights_note(ToolCallMetric(), TaskSpec("t", tools=[ToolSpec("f")]), "x") is None
+        True
+    """
+    if getattr(metric, "grammar", _NO_GRAMMAR) is not None:
+        return None  # not weighted by tools, or weighted by its own grammar
+    if getattr(gold, "tools", None):
+        return None
+    return (
+        f"unit weights: the task gives no tools ({where}: the task's ToolSpec dicts), so "
+        "every tool and every argument weighs 1"
+    )
 
 
 def passes(score: Score, threshold: float, *, higher_is_better: bool) -> bool:
