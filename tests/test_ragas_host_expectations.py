@@ -159,3 +159,15 @@ def test_a_bare_nan_from_ragas_is_counted_with_its_reason() -> None:
         assert math.isnan(m.aggregate([float("nan")]))  # nothing scored: NaN, not an error
     with pytest.raises(TypeError, match="EkRagasScore values this metric returned"):
         m.aggregate([0.5])  # a number that is not ek's: no detail to aggregate
+
+
+def test_scores_docstring_examples() -> None:
+    # adapters/ is outside the doctest testpaths (tests/, ek/): run its examples here.
+    import doctest
+
+    import ek.adapters.ragas._names as names
+    import ek.adapters.ragas._scores as scores
+
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    for mod in (scores, names):
+        assert doctest.testmod(mod, optionflags=flags).failed == 0, mod.__name__
