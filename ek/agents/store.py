@@ -89,7 +89,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
 
-from ek._validate import as_verdict, is_number, positive_int, positive_number
+from ek._validate import as_verdict, is_number, positive_int, positive_number, trial_count
 from ek.agents.fingerprint import config_diff, same_config
 from ek.jsonio import (
     dumps,
@@ -295,8 +295,9 @@ class _Scan:
     """Reads a store line by line: the header, its task lines, then each trial record.
 
     The one reader behind :func:`read_store`, :func:`iter_store` and :meth:`TrialStore.open`.
-    Remembers, per task, which trials it has seen and their verdicts (one byte a trial when the
-    header's ``k`` is an int: memory grows with tasks x k bytes, not with the records' size).
+    Remembers, per task, which trials it has seen and their verdicts: one byte a trial up to
+    the highest trial index read (at most the header's ``k``, itself at most
+    :data:`~ek._validate.MAX_TRIALS`), not the records' size.
     """
 
     def __init__(self, path: str) -> None:
@@ -304,7 +305,7 @@ class _Scan:
         self.header: dict[str, Any] | None = None
         self._task_lines = 0  # task lines the header announced and not yet read
         self._k: int | None = None
-        self._seen: dict[str, Any] = {}
+        self._seen: dict[str, bytearray] = {}
 
     @property
     def complete(self) -> bool:
@@ -350,8 +351,7 @@ class _Scan:
         if lines:
             obj["tasks"] = {}
         self.header, self._task_lines = obj, lines
-        k = obj.get("k")
-        self._k = k if isinstance(k, int) and not isinstance(k, bool) and 0 < k <= 1 << 20 else None
+        self._k = _header_k(obj.get("k"), f"{self.path}:{no}")
 
     def _tasks(self, header: dict[str, Any], obj: dict[str, Any], no: int) -> None:
         chunk = obj.get(_TASKS_KEY)
@@ -366,30 +366,32 @@ class _Scan:
     def _record(
         self, header: dict[str, Any], obj: dict[str, Any], no: int
     ) -> dict[str, Any] | None:
-        t, i = _check_record(obj, header.get("k"), f"{self.path}:{no}")
+        k = self._k or 1  # set with the header (an int in [1, MAX_TRIALS])
+        t, i = _check_record(obj, k, f"{self.path}:{no}")
         ok = obj["success"]
-        if self._k is not None:
-            seen = self._seen.get(t)
-            if seen is None:
-                seen = self._seen[t] = bytearray(self._k)
-            before = seen[i]
-            if not before:
-                seen[i] = 2 if ok else 1
-                return obj
-            before_ok = before == 2
-        else:
-            key = f"{i}"
-            per = self._seen.setdefault(t, {})
-            if key not in per:
-                per[key] = ok
-                return obj
-            before_ok = per[key]
+        seen = self._seen.setdefault(t, bytearray())
+        if i >= len(seen):  # one byte a trial, grown to the highest trial seen (at most k)
+            seen.extend(bytes(i + 1 - len(seen)))
+        before = seen[i]
+        if not before:
+            seen[i] = 2 if ok else 1
+            return obj
+        before_ok = before == 2
         if before_ok != ok:  # cannot happen through TrialStore (it holds an exclusive lock)
             raise StoreError(
                 f"{self.path}:{no}: task {t!r:.200} trial {i} is recorded twice with "
                 "different verdicts; refusing to choose one"
             )
         return None  # an identical verdict twice: keep the first record
+
+
+def _header_k(k: Any, where: str) -> int:
+    """A header's ``k``: an int in ``[1, MAX_TRIALS]`` (what ``run_suite`` accepts), else a
+    :class:`StoreError` (a string, a float or ``10**9`` would mislead every reader)."""
+    try:
+        return trial_count("k", k)
+    except (TypeError, ValueError) as e:
+        raise StoreError(f"{where}: the store header's {e}") from None
 
 
 def _short(obj: Any) -> str:
@@ -841,6 +843,7 @@ class TrialStore:
         missing = [k for k in _COMPARED if k not in header]
         if missing:
             raise ValueError(f"a store header needs {list(_COMPARED)}, missing {missing}")
+        _header_k(header["k"], "TrialStore.open")  # what every reader will require
         p = path_text("TrialStore.open", path)
         want = {"ek_store": STORE_VERSION, **to_json_safe(dict(header))}
         # a regular file or none: a FIFO would block this open, a directory or device fail later

@@ -152,3 +152,19 @@ def test_a_directory_or_a_device_is_no_store(tmp_path: Path) -> None:
             TrialStore.open(where, header)
         with pytest.raises(ValueError, match="expected a regular file"):
             read_store(where)
+
+
+@pytest.mark.parametrize("k", ["3", 2.0, True, 0, 10**9, None])
+def test_a_header_k_no_run_could_have_is_refused(tmp_path: Path, k: Any) -> None:
+    """``k`` is what run_suite accepts (an int in [1, MAX_TRIALS]): a string, a float or 10**9
+    read as a number by one reader and not another, or sized every reader's memory."""
+    p = tmp_path / "run.jsonl"
+    header = {"ek_store": 1, "run": {}, "suite": {"fingerprint": "f"}, "k": k}
+    rec = {"task_id": "a", "trial": 0, "success": True, "episode": {"task_id": "a"}}
+    p.write_text(json.dumps(header) + "\n" + json.dumps(rec) + "\n")
+    with pytest.raises(StoreError, match=r"run\.jsonl:1: the store header's k must be"):
+        read_store(p)
+    with pytest.raises(RunLoadError, match="the store header's k must be"):
+        load_run(p, episodes=False, workers=2)
+    with pytest.raises(ValueError, match="the store header's k must be"):
+        TrialStore.open(tmp_path / "new.jsonl", {"run": {}, "suite": {"fingerprint": "f"}, "k": k})
