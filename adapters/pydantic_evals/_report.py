@@ -101,19 +101,31 @@ def _name(fn: Any) -> str:
 
 
 def _check_success_name(report: Any, success: Success) -> None:
-    """A ``success=`` evaluation name no case of the report has is a ValueError (misspelt, it
-    would leave every run unscored: a 0/0 summary)."""
+    """A ``success=`` evaluation name no case of the report has, or one that never gives a
+    verdict, is a ValueError (it would leave every run unscored: a 0/0 summary)."""
     cases = list(getattr(report, "cases", None) or [])
     if not isinstance(success, str) or not cases:
         return
     names: set[str] = set()
+    verdicts: set[str] = set()  # the evaluations that give a verdict (a bool)
     for case in cases:
-        names.update(_results(case))
-        names.update(_ek_scores(case))
+        for n, r in _results(case).items():
+            names.add(n)
+            if isinstance(getattr(r, "value", None), bool):
+                verdicts.add(n)
+        for n, sc in _ek_scores(case).items():
+            names.add(n)
+            if sc.passed is not None:
+                verdicts.add(n)
     if success not in names:
         raise ValueError(
             f"success={success!r} names no evaluation of the report; its evaluations are "
             f"{sorted(names)[:30]}"
+        )
+    if success not in verdicts:
+        raise ValueError(
+            f"success={success!r} gives no verdict (its values are scores or labels, not bools: "
+            f"every run would be unscored); evaluations with a verdict: {sorted(verdicts)[:30]}"
         )
 
 

@@ -111,7 +111,9 @@ def test_a_misspelt_success_name_is_refused_naming_the_evaluations(report: Any) 
     from ek.adapters.pydantic_evals import summary_from_report
 
     assert dict(summary_from_report(report, success="task_success").counts) == {"s": (2, 2)}
-    with pytest.raises(ValueError, match=r"success='task_sucess' names no evaluation.*'task_success'"):
+    with pytest.raises(
+        ValueError, match=r"success='task_sucess' names no evaluation.*'task_success'"
+    ):
         summary_from_report(report, success="task_sucess")  # was an empty 0/0 summary
 
 
@@ -138,3 +140,11 @@ def test_a_reducer_threshold_must_be_a_finite_number(threshold: Any) -> None:
             reducer(2, threshold=threshold)  # NaN was accepted: every epoch a failure, 0.0
     with pytest.raises(TypeError, match="k must be an int"):
         eki.pass_hat("3")
+
+
+def test_a_success_name_that_gives_no_verdict_is_refused(report: Any) -> None:
+    from ek.adapters.pydantic_evals import summary_from_report
+
+    # "task_success.n" is one of the figures EkEvaluator returns: a number, never a verdict
+    with pytest.raises(ValueError, match=r"success='task_success.n' gives no verdict"):
+        summary_from_report(report, success="task_success.n")  # was an empty 0/0 summary
