@@ -9,9 +9,21 @@ so pass^k, the consistency and the gate have something to estimate). Each measur
 ``ek-agents report`` or ``ek-agents gate`` in a fresh subprocess of a wrapper process, whose
 ``resource.getrusage(RUSAGE_CHILDREN)`` gives its peak RSS. ``report`` and ``gate`` run as a user
 runs them (a store of 32 MiB or more read by one process per core); ``report --workers 1`` is
-also timed, one process reading the whole file. Results: ``bench/README.md``.
+also timed, one process reading the whole file.
 
-Run: ``python bench/scale.py`` (all sizes) or ``python bench/scale.py 10000 100000``.
+Side by side in the same run, the **floor**: a fresh process whose only work is ``json.loads``
+of every line of the same store (what any reader of the format must pay); each command's time
+is also given as a multiple of it (issue 31's ceilings: ``report`` at 10^5 trials at most 4x,
+the gate at most 8x, memory flat in trials). Every command runs twice, interleaved with the
+others, and the best counts; the figures compared are CPU seconds (user + system of the command
+and every process it waited for, so a report's readers are summed), which load from other
+processes on a shared machine moves far less than wall time (also printed for ``report``).
+
+``--tasks N ...`` measures how ``report`` grows with tasks instead (k = 5, one reader, 10,000 /
+20,000 / 40,000 tasks by default), each beside its floor. Results: ``bench/README.md``.
+
+Run: ``python bench/scale.py`` (all sizes), ``python bench/scale.py 10000 100000``, or
+``python bench/scale.py --tasks 10000 20000 40000``.
 """
 
 from __future__ import annotations
@@ -24,6 +36,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 K = 50
@@ -110,92 +123,156 @@ def _records(
             yield _clone(base, f"task-{i:07d}", t, rng.random() < p)
 
 
-def build_store(path: str, n_trials: int, templates: Any, *, shift: float = 0.0) -> None:
-    """A synthetic store of ``n_trials`` (``n_trials / K`` tasks of K trials) at ``path``."""
+def build_store(
+    path: str, n_trials: int, templates: Any, *, shift: float = 0.0, k: int = K
+) -> None:
+    """A synthetic store of ``n_trials`` (``n_trials / k`` tasks of k trials) at ``path``."""
     from ek.agents.store import TrialStore
 
     header, recs = templates
-    n_tasks = max(1, n_trials // K)
+    n_tasks = max(1, n_trials // k)
     h = dict(header)
     h.pop("ek_store", None)
     h["suite"] = {"fingerprint": f"synthetic-{n_tasks}", "n_tasks": n_tasks}
-    h["k"] = K
+    h["k"] = k
     slices = ("refunds", "lookups", "exchanges")
     h["tasks"] = {f"task-{i:07d}": [slices[i % 3]] for i in range(n_tasks)}
     with TrialStore.open(path, h, fsync_every=1 << 30, fsync_interval=3600.0) as st:
         # the cached per-record encoding of the templates keeps building 10^6 trials quick
-        for rec in _records(recs, n_tasks, K, shift):
+        for rec in _records(recs, n_tasks, k, shift):
             st.append(rec)
 
 
 _WRAP = (
     "import resource, subprocess, sys; "
     "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
-    "print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(rc, u.ru_maxrss, u.ru_utime + u.ru_stime)"
 )
 
+#: The floor: a process that only ``json.loads`` every line of a store.
+_FLOOR = (
+    "import json, sys\n"
+    "with open(sys.argv[1], 'rb') as fh:\n"
+    "    for line in fh:\n"
+    "        json.loads(line)"
+)
 
-def _measure(args: Sequence[str]) -> tuple[float, float, int]:
-    """(seconds, peak RSS in MB, exit status) of ``ek-agents *args`` in a fresh process.
+#: Each command runs this many times, interleaved with the others; the best time counts (the
+#: machine is shared: load from other processes falls on every command alike).
+ROUNDS = 2
 
-    A wrapper process runs the command as its only child and reads that child's peak RSS from
-    ``getrusage(RUSAGE_CHILDREN)`` (so one measurement never sees another's peak).
-    """
-    cmd = [sys.executable, "-m", "ek.agents.cli", *args]
+
+@dataclass(frozen=True)
+class Took:
+    """One command's wall time, CPU time (user + system, of the command and every process it
+    waited for: a report's readers included), peak RSS in MB and exit status."""
+
+    wall: float
+    cpu: float
+    mb: float
+    rc: int
+
+
+def _measure(cmd: Sequence[str]) -> Took:
+    """Run ``cmd`` as the only child of a wrapper process, which reads its resource use from
+    ``getrusage(RUSAGE_CHILDREN)`` (so one measurement never sees another's)."""
     t0 = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", _WRAP, *cmd], capture_output=True, text=True, check=True
     )
-    dt = time.perf_counter() - t0
-    rc, kib = out.stdout.split()[-2:]
-    return dt, int(kib) / 1024.0, int(rc)  # ru_maxrss is in KiB on Linux
+    rc, kib, cpu = out.stdout.split()[-3:]
+    return Took(time.perf_counter() - t0, float(cpu), int(kib) / 1024.0, int(rc))
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "ek.agents.cli", *args]
+
+
+def _interleaved(cmds: dict[str, list[str]]) -> dict[str, Took]:
+    """Each command ``ROUNDS`` times, in turn; the best wall and CPU time, the largest RSS."""
+    runs: dict[str, list[Took]] = {name: [] for name in cmds}
+    for _ in range(ROUNDS):
+        for name, cmd in cmds.items():
+            runs[name].append(_measure(cmd))
+    return {
+        name: Took(
+            min(t.wall for t in ts), min(t.cpu for t in ts), max(t.mb for t in ts), ts[-1].rc
+        )
+        for name, ts in runs.items()
+    }
 
 
 def main(argv: Sequence[str]) -> int:
+    if argv and argv[0] == "--tasks":
+        return _tasks_sweep([int(a) for a in argv[1:]] or [10_000, 20_000, 40_000])
     sizes = [int(a) for a in argv] or list(SIZES)
     rows = []
     with tempfile.TemporaryDirectory(prefix="ek-scale-") as tmp:
         templates = _templates(tmp)
         for n in sizes:
             cur, base = os.path.join(tmp, f"cur-{n}.jsonl"), os.path.join(tmp, f"base-{n}.jsonl")
-            t0 = time.perf_counter()
             build_store(cur, n, templates)
             build_store(base, n, templates, shift=0.02)
-            built = time.perf_counter() - t0
-            mb = os.path.getsize(cur) / 1e6
-            rt, rm, rc = _measure(["report", cur])
-            st, _, _ = _measure(["report", cur, "--workers", "1"])
-            gt, gm, gc = _measure(["gate", base, cur])
-            rows.append((n, mb, rt, rm, rc, gt, gm, gc, st))
-            print(
-                f"{n:>9,} trials  {mb:7.1f} MB  built {built:6.1f} s   report {rt:6.2f} s "
-                f"{rm:7.1f} MB (exit {rc}; one reader {st:6.2f} s)   gate {gt:6.2f} s "
-                f"{gm:7.1f} MB (exit {gc})",
-                flush=True,
+            took = _interleaved(
+                {
+                    "floor": [sys.executable, "-c", _FLOOR, cur],
+                    "report": _cli("report", cur),
+                    "one": _cli("report", cur, "--workers", "1"),
+                    "gate": _cli("gate", base, cur),
+                }
             )
+            rows.append((n, os.path.getsize(cur) / 1e6, took))
+            print(f"{n:>9,} trials: {took}", flush=True)
             for p in (cur, base):
                 os.remove(p)
     _print_table(rows)
     return 0
 
 
-def _print_table(rows: Sequence[tuple[Any, ...]]) -> None:
+def _print_table(rows: Sequence[tuple[int, float, dict[str, Took]]]) -> None:
     print(
-        "\n| trials | store | report | report, one reader | report peak RSS | gate (2 runs) "
-        "| gate peak RSS |"
+        "\nCPU seconds (user + system, readers included), best of "
+        f"{ROUNDS}; x = multiple of the floor's\n"
+        "| trials | store | floor (json.loads a line) | report | report, one reader "
+        "| report peak RSS | gate (2 runs) | gate peak RSS |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for n, mb, rt, rm, _, gt, gm, _, st in rows:
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, mb, t in rows:
+        fl = t["floor"].cpu
         print(
-            f"| {n:,} | {mb:.0f} MB | {rt:.2f} s | {st:.2f} s | {rm:.0f} MB | {gt:.2f} s "
-            f"| {gm:.0f} MB |"
+            f"| {n:,} | {mb:.0f} MB | {fl:.2f} s "
+            f"| {t['report'].cpu:.2f} s ({t['report'].cpu / fl:.1f}x; wall {t['report'].wall:.2f} s) "
+            f"| {t['one'].cpu:.2f} s ({t['one'].cpu / fl:.1f}x) | {t['report'].mb:.0f} MB "
+            f"| {t['gate'].cpu:.2f} s ({t['gate'].cpu / fl:.1f}x) | {t['gate'].mb:.0f} MB |"
         )
-    if len(rows) >= 2:
-        (n0, _, r0, m0, _, g0, h0, _, _), (n1, _, r1, m1, _, g1, h1, _, _) = rows[0], rows[-1]
-        print(
-            f"\nslope {n0:,} -> {n1:,} trials (x{n1 / n0:g}): report time x{r1 / r0:.1f}, "
-            f"memory x{m1 / m0:.2f}; gate time x{g1 / g0:.1f}, memory x{h1 / h0:.2f}"
-        )
+
+
+def _tasks_sweep(task_counts: Sequence[int], k: int = 5) -> int:
+    """``report --workers 1`` against tasks (k trials each), each beside its floor."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ek-scale-") as tmp:
+        templates = _templates(tmp)
+        for m in task_counts:
+            path = os.path.join(tmp, f"tasks-{m}.jsonl")
+            build_store(path, m * k, templates, k=k)
+            took = _interleaved(
+                {
+                    "floor": [sys.executable, "-c", _FLOOR, path],
+                    "report": _cli("report", path, "--workers", "1"),
+                }
+            )
+            rows.append((m, took))
+            print(f"{m:>7,} tasks: {took}", flush=True)
+            os.remove(path)
+    print(
+        f"\nCPU seconds, best of {ROUNDS}\n| tasks (k = {k}) | floor | report, one reader | ratio | peak RSS |"
+    )
+    print("|---:|---:|---:|---:|---:|")
+    for m, t in rows:
+        fl, rt = t["floor"].cpu, t["report"].cpu
+        print(f"| {m:,} | {fl:.2f} s | {rt:.2f} s | {rt / fl:.1f}x | {t['report'].mb:.0f} MB |")
+    return 0
 
 
 if __name__ == "__main__":

@@ -48,11 +48,12 @@ differences) are averaged and given the interval ``mean(d) ± t(T - 1)·sd(d)/sq
 (:func:`paired_difference`); a metric's bootstrap resamples the shared tasks jointly, and its
 clustered interval takes the per-task differences of the two runs' influences. Pairing removes
 the between-task variance of task difficulty, which is most of the variance in a heterogeneous
-suite, so the test has more power. **Assumption:** tasks are the sampling units (the per-task differences are independent
-across tasks, as for a random sample of tasks from the population the suite stands for), and
-the estimand is the task-weighted mean rate (equal to the pooled rate when every task has the
-same number of trials). Tasks only one run has are left out, with a warning: a stratified
-gate always compares the shared tasks (it implies ``tasks="intersect"``).
+suite, so the test has more power. **Assumption:** tasks are the sampling units (the per-task
+differences are independent across tasks, as for a random sample of tasks from the population
+the suite stands for), and the estimand is the task-weighted mean rate (equal to the pooled
+rate when every task has the same number of trials). Tasks only one run has are left out, with
+a warning: a stratified gate always compares the shared tasks (it implies
+``tasks="intersect"``).
 
 **Task sets.** The runs must have run the same tasks (those with at least one trial): a 1-task
 baseline against a 30-task run, or two runs over different task sets, are different
