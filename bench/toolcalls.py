@@ -3,10 +3,10 @@
 Scores the same 10,000 generated episodes (duplicates, reorderings, wrong arguments, extra and
 missing calls, value-equal duplicate gold calls) with
 
-* ek ``ToolCallMetric()`` (its one path: the full Score with reason and breakdown), and the
-  same path's :class:`~ek.agents.toolcalls.MatchResult` (``metric.match(pred, gold)``, what
-  the Score is built from) with only its value read: the result renders its reason and rows
-  when they are first read,
+* ek ``ToolCallMetric()`` (its one path: the full Score with reason and breakdown), with the
+  gold as a list of calls and as a ``TaskSpec`` (the gold is prepared on every call either way),
+  and the same path's :class:`~ek.agents.toolcalls.MatchResult` (``metric.match(pred, gold)``,
+  what the Score is built from) with only its value read,
 * Ragas 0.4.3 ``ToolCallF1`` and ``ToolCallAccuracy`` (collections API; ``ascore`` driven
   directly: the coroutine awaits nothing, so ``send(None)`` returns its result without an event
   loop; the public sync ``score()`` is timed on a subset as well),
@@ -18,7 +18,8 @@ each outside its framework's ``evaluate()`` loop, with every tool's inputs built
 each tool scores wrongly by ek's semantics: every case has a label from its construction
 (reordering only -> a perfect prediction; anything else -> not perfect), and a tool is wrong on
 a case when it says "perfect" (score 1.0) for a broken prediction, anything else for a perfect
-one, or a score outside [0, 1].
+one, or a score outside [0, 1]. Last, the two speed ceilings of issue 31: ek's Score at most 3x
+Ragas ``ToolCallF1`` and at least 5x faster than DeepEval's ``ToolCorrectnessMetric``.
 
 Run: ``.venv/bin/python bench/toolcalls.py [n_episodes]``.
 """
@@ -44,7 +45,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from ek.agents.base import Step
+from ek.agents.base import Step, TaskSpec
 from ek.agents.toolcalls import ToolCallMetric
 
 warnings.filterwarnings("ignore")
@@ -183,19 +184,27 @@ def main(n: int = 10_000) -> None:
     ek = ToolCallMetric()
     passed_ek = [ek(p, g).passed for _, p, g in cases]
     runs.append(("ek ToolCallMetric (F1 + valid)", lambda: [ek(p, g).value for _, p, g in cases]))
-    # Since issue 17 a Score is built whole (value, counts, verdict, reason and rows at once):
-    # this row reads the written reason too, and costs what the first one does.
+    # A Score is built whole (value, counts, verdict, reason and rows at once): this row reads
+    # the written reason too, and costs what the first one does.
     runs.append(
         (
             "ek ToolCallMetric, every detail read (reason and rows)",
             lambda: [_read_all(ek(p, g)) for _, p, g in cases],
         )
     )
-    # The value alone, on the same path: ek.match() is the MatchResult that ek() turns into
-    # its Score; the result renders its reason and rows only when they are read.
+    # The gold as a TaskSpec, as run_suite passes it: prepared on every call, as a list is.
+    tasks = [TaskSpec(f"t{i}", gold_calls=g) for i, (_, _, g) in enumerate(cases)]
     runs.append(
         (
-            "ek ToolCallMetric.match (MatchResult; value read, reason rendered when read)",
+            "ek ToolCallMetric, gold a TaskSpec",
+            lambda: [ek(p, t).value for (_, p, _), t in zip(cases, tasks)],
+        )
+    )
+    # The value alone, on the same path: ek.match() is the MatchResult that ek() turns into
+    # its Score; its reason is written only when read.
+    runs.append(
+        (
+            "ek ToolCallMetric.match (MatchResult; value read)",
             lambda: [ek.match(p, g).value for _, p, g in cases],
         )
     )
@@ -274,6 +283,7 @@ def main(n: int = 10_000) -> None:
     runs.append(("DeepEval ToolCorrectness (INPUT_PARAMETERS)", deepeval_run))
     rows = _interleaved(runs)
     t_ek = rows[0][1]
+    times = {name: t for name, t, _ in rows}
 
     labels = [k for k, _, _ in cases]
     print(
@@ -296,6 +306,13 @@ def main(n: int = 10_000) -> None:
         f"Ragas ToolCallF1 through its public sync score(): {t_sync / len(sub) * 1e6:.1f} us / "
         f"episode ({len(sub)} episodes; the event-loop round trip dominates), "
         f"{t_sync / len(sub) / (t_ek / n):.1f}x ek."
+    )
+    f1_ratio = t_ek / times["Ragas ToolCallF1 (ascore, driven)"]
+    de_ratio = times["DeepEval ToolCorrectness (INPUT_PARAMETERS)"] / t_ek
+    print(
+        f"\nCeilings (issue 31): ek's Score / Ragas ToolCallF1 = {f1_ratio:.2f} (at most 3: "
+        f"{'met' if f1_ratio <= 3 else 'MISSED'}); DeepEval ToolCorrectness / ek's Score = "
+        f"{de_ratio:.1f} (at least 5: {'met' if de_ratio >= 5 else 'MISSED'})."
     )
 
 

@@ -67,6 +67,8 @@ def _deep(fn: Callable[[str], str]) -> Canonicalizer:
     def canon(value: Any) -> Any:
         if isinstance(value, str):
             return fn(value)
+        if value is None or isinstance(value, (bool, int, float)):
+            return value
         if isinstance(value, Mapping):
             return {k: canon(v) for k, v in value.items()}
         if isinstance(value, list):

@@ -201,7 +201,7 @@ def test_assignment_budget_is_a_clear_error() -> None:
         with pytest.raises(assign.AssignmentTooLarge, match=r"tool 'f': 40 expected and 40"):
             assign.match(p, g, ctx, max_cells=100)
         ok = assign.match(p, g, ctx, max_cells=40 * 80)  # exactly enough
-    assert len(ok.pairs) == 40
+    assert len(ok.matched) == 40
 
 
 def _result_key(r: Any) -> Any:

@@ -507,14 +507,14 @@ def test_a_match_result_spells_out_claimed_pairs_when_read() -> None:
     assert [(u.index, u.tool, dict(u.args), u.cost) for u in r.extra] == [(1, "g", {"z": 1}, 2.0)]
     assert r.counts.as_dict() == {"tp": 3.0, "fp": 2.0, "fn": 1.0} and r.wrong_args == ()
     assert r == match_calls([S("f", b=2, a="X"), S("g", z=1)], [S("f", a="x", b=2), S("h")])
-    assert repr(r).startswith("MatchResult(matched=(CallMatch(gold_index=0")
+    assert repr(r).startswith("MatchResult(pairs=((ExpectedCall(index=0, tool='f'")
     with pytest.raises(AttributeError):
         r.tp = 0.0  # type: ignore[misc]
 
 
 def test_scores_do_not_follow_a_gold_changed_after_scoring_and_rescoring_does() -> None:
-    # Issue 17: the prepared-gold cache must be keyed safely. A list gold is prepared on every
-    # call; a TaskSpec's prepared gold is reused only while its calls read as they did.
+    # Issue 17: a Score is what was scored then, and re-scoring sees the gold as it is now
+    # (since issue 31 every gold, a TaskSpec's too, is prepared on each call: no cache).
     gold = [Step("search", {"q": "refund policy"}), Step("lookup", {"id": 7})]
     pred = [Step("search", {"q": "refund policy"}), Step("cancel", {"id": 7})]
     m = ToolCallMetric()
@@ -531,7 +531,7 @@ def test_scores_do_not_follow_a_gold_changed_after_scoring_and_rescoring_does() 
 
     task = TaskSpec("t", gold_calls=[Step("f", {"x": 1})])
     assert m([S("f", x=1)], task).passed
-    assert m([S("f", x=1)], task).passed  # (prepared once, reused)
+    assert m([S("f", x=1)], task).passed  # (the same TaskSpec again)
     task.gold_calls[0].args["x"] = True  # type: ignore[index]
     assert not m([S("f", x=1)], task).passed  # True is not 1: the change is seen
     assert m([S("f", x=True)], task).passed

@@ -56,8 +56,8 @@ trajectory is a ValueError, a longer actual one scores 0). ``exact`` / ``in_orde
 most :data:`MAX_CELLS` = 4,000,000 cells in banded passes, and run the full table only when it
 is no larger than that (2,000 x 2,000 steps, what was accepted before issue 22, still always
 aligns); two longer trajectories that differ too much for a band within the budget are refused
-the same way, with the reason (5,000-step near-identical trajectories align in about 0.4 s,
-see bench/README.md). ``any_order`` / ``superset`` let the Hungarian solve at most
+the same way, with the reason (5,000-step near-identical trajectories align in under a
+second, see bench/README.md). ``any_order`` / ``superset`` let the Hungarian solve at most
 :data:`MAX_ASSIGNMENT_CELLS` = 500,000 cells (the tool groups the class reduction cannot take:
 tool schemas, AnyOf gold, arguments agreeing across the sides in many different ways), which
 is what ToolCallMetric's 500-call limit allows.
@@ -112,7 +112,7 @@ from ek._validate import short_repr
 from ek.agents.spec import TaskSpec, ToolSpec
 from ek.agents.toolcalls import over_limit_reason
 from ek.agents.toolcalls.assign import AssignmentTooLarge, match
-from ek.agents.toolcalls.compare import compare
+from ek.agents.toolcalls.compare import ArgVerdict, compare, pair_cost
 from ek.agents.toolcalls.gold import show
 from ek.agents.toolcalls.parse import (
     ExpectedCall,
@@ -122,7 +122,7 @@ from ek.agents.toolcalls.parse import (
     resolve_grammar,
     split_gold,
 )
-from ek.agents.toolcalls.values import Context, Tool
+from ek.agents.toolcalls.values import Context
 from ek.base import Score, check_scores
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.grammar import GraphGrammar
@@ -152,8 +152,8 @@ SCHEMES: tuple[str, ...] = ("exact", "in_order", "any_order", "superset")
 MAX_STEPS = 5_000
 
 #: Most Needleman-Wunsch cells computed for one ``exact`` / ``in_order`` alignment: the banded
-#: passes together, or the full table (2,000 x 2,000 steps, 1-1.5 s, the limit before issue
-#: 22, so every pair of trajectories of at most 2,000 steps still aligns). Two longer
+#: passes together, or the full table (2,000 x 2,000 steps, a few seconds, the limit before
+#: issue 22, so every pair of trajectories of at most 2,000 steps still aligns). Two longer
 #: trajectories that differ so much that no band within it is proven optimal are refused
 #: like an over-long one (ValueError from ``align``; scored 0 with the reason by the metric).
 MAX_CELLS = 4_000_000
@@ -238,23 +238,6 @@ class TrajectoryResult:
 
 # --------------------------------------------------------------------------- costs
 
-_MISSING = object()
-
-
-def _literal_cost(lit: Mapping[str, Any], fargs: Mapping[str, Any], info: Tool) -> float:
-    """Edit cost of a predicted call (frozen arguments ``fargs``) against a literal gold call
-    of a tool without a schema (frozen arguments ``lit``): the importance of each argument that
-    differs, is missing or is extra."""
-    imps, dimp = info.importances, info.default_importance
-    c = 0.0
-    for k, v in lit.items():
-        if fargs.get(k, _MISSING) != v:
-            c += imps.get(k, dimp)
-    for k in fargs:
-        if k not in lit:
-            c += imps.get(k, dimp)
-    return c
-
 
 class _SubCosts:
     """Substitution cost and exactness of (expected, actual) pairs, computed once per distinct
@@ -269,71 +252,44 @@ class _SubCosts:
         self.e_uid: list[int] = []
         for g in golds:
             key = g.key if g.key is not None else ("\x00gold", g.index)
-            u = e_ids.get(key)
-            if u is None:
-                u = e_ids[key] = len(self.e_rep)
+            if key not in e_ids:
+                e_ids[key] = len(self.e_rep)
                 self.e_rep.append(g)
-            self.e_uid.append(u)
+            self.e_uid.append(e_ids[key])
         a_ids: dict[Any, int] = {}
         self.a_rep: list[PredictedCall] = []
         self.a_uid: list[int] = []
         self._a_by_tool: dict[str, list[int]] = {}
         for p in preds:
-            u = a_ids.get(p.key)
-            if u is None:
-                u = a_ids[p.key] = len(self.a_rep)
+            if p.key not in a_ids:
+                a_ids[p.key] = len(self.a_rep)
                 self.a_rep.append(p)
-                self._a_by_tool.setdefault(p.tool, []).append(u)
-            self.a_uid.append(u)
+                self._a_by_tool.setdefault(p.tool, []).append(a_ids[p.key])
+            self.a_uid.append(a_ids[p.key])
         self._cache: dict[tuple[int, int], tuple[float, bool]] = {}
 
     def pair(self, eu: int, au: int) -> tuple[float, bool]:
-        """(edit cost, exact) of unique expected ``eu`` against unique actual ``au``."""
-        hit = self._cache.get((eu, au))
-        if hit is not None:
-            return hit
-        g = self.e_rep[eu]
-        p = self.a_rep[au]
-        if g.tool != p.tool:
-            res = (math.inf, False)
-        else:
-            info = self.ctx.tool(g.tool)
-            lit = g.lit
-            if lit is not None and info.fields is None:
-                res = (_literal_cost(lit, p.fargs, info), p.key == g.key)
-            else:
-                pr = compare(p, g, self.ctx)
-                res = (pr.cost, pr.exact)
-        self._cache[(eu, au)] = res
-        return res
+        """(edit cost, exact) of unique expected ``eu`` against unique actual ``au`` (kept: a
+        band's passes and the traceback ask again)."""
+        if (eu, au) not in self._cache:
+            self._cache[eu, au] = self._compare(eu, au)
+        return self._cache[eu, au]
 
     def unique_row(self, eu: int) -> list[float]:
-        """Substitution costs of unique expected ``eu`` against every unique actual call."""
-        inf = math.inf
-        row = [inf] * len(self.a_rep)
-        g = self.e_rep[eu]
-        same_tool = self._a_by_tool.get(g.tool, ())
-        info = self.ctx.tool(g.tool)
-        lit = g.lit
-        if lit is None or info.fields is not None:
-            for au in same_tool:
-                row[au] = self.pair(eu, au)[0]
-            return row
-        # Fast path (literal expected step, no schema): count the differing arguments inline.
-        imps, dimp = info.importances, info.default_importance
-        a_rep = self.a_rep
-        missing = _MISSING
-        for au in same_tool:
-            pf = a_rep[au].fargs
-            c = 0.0
-            for k, v in lit.items():
-                if pf.get(k, missing) != v:
-                    c += imps.get(k, dimp)
-            for k in pf:
-                if k not in lit:
-                    c += imps.get(k, dimp)
-            row[au] = c
+        """Substitution costs of unique expected ``eu`` against every unique actual call (a
+        row of the full table: not kept pair by pair)."""
+        row = [math.inf] * len(self.a_rep)
+        for au in self._a_by_tool.get(self.e_rep[eu].tool, ()):
+            row[au] = self._compare(eu, au)[0]
         return row
+
+    def _compare(self, eu: int, au: int) -> tuple[float, bool]:
+        """The tool-call comparison's edit cost and verdict; infinite for two different tools."""
+        g, p = self.e_rep[eu], self.a_rep[au]
+        if g.tool != p.tool:
+            return (math.inf, False)
+        c = compare(p, g, self.ctx)
+        return (pair_cost(c, "edit"), c.exact)
 
     def exact(self, i: int, j: int) -> bool:
         """Is actual step ``j`` an exact match for expected step ``i``?"""
@@ -392,17 +348,10 @@ class _Rows:
         """A narrow band's run, not kept: only the steps of the same tool are compared."""
         sub = self.sub
         out = [math.inf] * (j1 - j0)
-        g = sub.e_rep[u]
-        at = self.at.get(g.tool, [])
-        a_uid, a_rep = sub.a_uid, sub.a_rep
-        info = sub.ctx.tool(g.tool)
-        lit = g.lit
+        at = self.at.get(sub.e_rep[u].tool, [])
         for x in range(bisect_left(at, j0), bisect_left(at, j1)):
             j = at[x]
-            if lit is None or info.fields is not None:
-                out[j - j0] = sub.pair(u, a_uid[j])[0]
-            else:  # (what pair() computes for a literal gold call, without its cache)
-                out[j - j0] = _literal_cost(lit, a_rep[a_uid[j]].fargs, info)
+            out[j - j0] = sub.pair(u, sub.a_uid[j])[0]
         return out
 
 
@@ -415,7 +364,6 @@ def _band_pass(rows: _Rows, dels: Sequence[float], ins: Sequence[float], lo: int
     diagonal must cost at least (that many deletions, or insertions, at their cheapest)."""
     n, m = len(dels), len(ins)
     k_end = m - n
-    inf = math.inf
     min_del, min_ins = _suffix_min(dels), _suffix_min(ins)
     b = min(m, hi)
     prev = [0.0] * (b + 1)
@@ -439,7 +387,7 @@ def _band_pass(rows: _Rows, dels: Sequence[float], ins: Sequence[float], lo: int
             if back <= m - a:
                 exit_ = min(exit_, cur[0] + dels[i] + back * min_ins[a])
         prev, pa = cur, a
-    return _Band(prev[m - pa], exit_ if lo > -n or hi < m else inf, starts, ptrs, cells)
+    return _Band(prev[m - pa], exit_ if lo > -n or hi < m else math.inf, starts, ptrs, cells)
 
 
 def _exit_hi(
@@ -471,12 +419,11 @@ def _band_row(
     ins: Sequence[float],
 ) -> tuple[list[float], bytes]:
     """Row ``i`` over columns ``a .. b`` from row ``i - 1`` (``prev``, from column ``pa``)."""
-    inf = math.inf
     if a == 0:
         left = prev[0] + dl
         cur, codes, j0 = [left], [1], 1
     else:
-        left = inf
+        left = math.inf
         cur, codes, j0 = [], [], a
     if j0 > b:
         return cur, bytes(codes)
@@ -484,9 +431,7 @@ def _band_row(
     diags = prev[j0 - 1 - pa : b - pa]
     ups = prev[j0 - pa : b - pa + 1]
     if len(ups) < len(diags):
-        ups.append(inf)
-    ca = cur.append
-    pc = codes.append
+        ups.append(math.inf)
     for s, ic, diag, up in zip(srow, islice(ins, j0 - 1, b), diags, ups):
         d = diag + s
         w = up + dl
@@ -494,17 +439,17 @@ def _band_row(
         if d <= w:
             if d <= x:
                 left = d
-                pc(0)
+                codes.append(0)
             else:
                 left = x
-                pc(2)
+                codes.append(2)
         elif w <= x:
             left = w
-            pc(1)
+            codes.append(1)
         else:
             left = x
-            pc(2)
-        ca(left)
+            codes.append(2)
+        cur.append(left)
     return cur, bytes(codes)
 
 
@@ -593,8 +538,8 @@ def _traceback(band: _Band, n: int, m: int) -> list[tuple[str, int, int]]:
     return ops
 
 
-def _diff_args(p: PredictedCall, g: ExpectedCall, ctx: Context) -> tuple[Mapping[str, Any], ...]:
-    pr = compare(p, g, ctx)
+def _arg_rows(verdicts: Sequence[ArgVerdict]) -> tuple[Mapping[str, Any], ...]:
+    """The arguments of a substitution that differ, as rows of its :class:`AlignmentOp`."""
     return tuple(
         {
             "arg": a.arg,
@@ -603,7 +548,7 @@ def _diff_args(p: PredictedCall, g: ExpectedCall, ctx: Context) -> tuple[Mapping
             "expected": show(a.expected),
             "importance": a.importance,
         }
-        for a in pr.verdicts
+        for a in verdicts
         if a.verdict != "match"
     )
 
@@ -622,27 +567,31 @@ def _ordered(
             if ex:
                 ops.append(AlignmentOp("match", i, j, golds[i].tool, c))
             else:
-                args = _diff_args(preds[j], golds[i], ctx)
+                args = _arg_rows(compare(preds[j], golds[i], ctx).args)
                 ops.append(AlignmentOp("substitute", i, j, golds[i].tool, c, args))
         elif kind == "delete":
             ops.append(AlignmentOp("delete", i, None, golds[i].tool, dels[i]))
         else:
             ops.append(AlignmentOp("insert", None, j, preds[j].tool, ins[j]))
     worst = sum(dels) + sum(ins)
-    if scheme == "exact":
-        passed = len(preds) == len(golds) and all(sub.exact(i, i) for i in range(len(golds)))
-    else:
-        # Greedy leftmost matching decides "is E an ordered subsequence of A" exactly.
-        j = 0
-        passed = True
-        for i in range(len(golds)):
-            while j < len(preds) and not sub.exact(i, j):
-                j += 1
-            if j == len(preds):
-                passed = False
-                break
-            j += 1
+    passed = _passed_in_order(sub, len(golds), len(preds), scheme)
     return TrajectoryResult(scheme, min(total, worst), worst, passed, tuple(ops))
+
+
+def _passed_in_order(sub: _SubCosts, n: int, m: int, scheme: str) -> bool:
+    """The verdict of ``exact`` (the same steps, one for one) or ``in_order`` (the expected
+    steps an ordered subsequence of the actual ones, decided exactly by greedy leftmost
+    matching) on ``n`` expected and ``m`` actual steps."""
+    if scheme == "exact":
+        return n == m and all(sub.exact(i, i) for i in range(n))
+    j = 0
+    for i in range(n):
+        while j < m and not sub.exact(i, j):
+            j += 1
+        if j == m:
+            return False
+        j += 1
+    return True
 
 
 def _unordered(
@@ -659,16 +608,7 @@ def _unordered(
         if mt.exact:
             ops.append(AlignmentOp("match", mt.gold_index, mt.pred_index, mt.tool, mt.cost))
         else:
-            args = tuple(
-                {
-                    "arg": a.arg,
-                    "verdict": a.verdict,
-                    "predicted": a.predicted,
-                    "expected": show(a.expected),
-                    "importance": a.importance,
-                }
-                for a in mt.wrong_args
-            )
+            args = _arg_rows(mt.args)
             ops.append(
                 AlignmentOp("substitute", mt.gold_index, mt.pred_index, mt.tool, mt.cost, args)
             )
@@ -749,7 +689,7 @@ def align_trajectory(
     scheme_s = _check_scheme(scheme)
     calls, g_grammar = split_gold(expected)
     gram = resolve_grammar(grammar) if grammar is not None else g_grammar
-    ctx = Context(gram, resolve_canonicalizer(canonicalizer), {})
+    ctx = Context(gram, resolve_canonicalizer(canonicalizer))
     return _run(actual, expected, ctx, prepare_gold(calls, ctx), scheme_s)
 
 
@@ -765,23 +705,24 @@ def _reason(r: TrajectoryResult) -> str:
         f"{r.scheme}: {'passed' if r.passed else 'failed'}, cost {r.cost:g} of worst case "
         f"{r.worst_case:g} (score {r.value:.3f})"
     )
-    bits = []
-    for o in errs[:_SHOW]:
-        if o.op == "delete":
-            bits.append(f"expected step {o.expected_index} {o.tool} missing (cost {o.cost:g})")
-        elif o.op == "insert":
-            bits.append(f"extra step {o.actual_index} {o.tool} (cost {o.cost:g})")
-        else:
-            names = ", ".join(str(a["arg"]) for a in o.args) or "arguments"
-            bits.append(
-                f"step {o.actual_index} {o.tool} for expected {o.expected_index}: "
-                f"{names} differ (cost {o.cost:g})"
-            )
+    bits = [_op_text(o) for o in errs[:_SHOW]]
     if len(errs) > _SHOW:
         bits.append(f"and {len(errs) - _SHOW} more")
     if free:
         bits.append(f"{free} extra step(s) allowed free")
     return head + (": " + "; ".join(bits) if bits else "")
+
+
+def _op_text(o: AlignmentOp) -> str:
+    if o.op == "delete":
+        return f"expected step {o.expected_index} {o.tool} missing (cost {o.cost:g})"
+    if o.op == "insert":
+        return f"extra step {o.actual_index} {o.tool} (cost {o.cost:g})"
+    names = ", ".join(str(a["arg"]) for a in o.args) or "arguments"
+    return (
+        f"step {o.actual_index} {o.tool} for expected {o.expected_index}: "
+        f"{names} differ (cost {o.cost:g})"
+    )
 
 
 # --------------------------------------------------------------------------- metric
@@ -855,8 +796,7 @@ class TrajectoryMetric:
         self.grammar = resolve_grammar(grammar)
         self.canonicalizer = canonicalizer
         self._canon = resolve_canonicalizer(canonicalizer)
-        self._memo: dict[str, Any] = {}
-        self._ctx = Context(self.grammar, self._canon, self._memo)
+        self._ctx = Context(self.grammar, self._canon)
 
     def __repr__(self) -> str:
         return (
@@ -885,7 +825,7 @@ class TrajectoryMetric:
         calls, g_grammar = split_gold(gold)
         ctx = self._ctx
         if self.grammar is None and g_grammar is not None:
-            ctx = Context(g_grammar, self._canon, self._memo)
+            ctx = ctx.for_grammar(g_grammar)
         golds = prepare_gold(calls, ctx)
         preds = prepare_predicted(pred, ctx)
         return ctx, golds, preds, _size_reason(len(golds), len(preds))

@@ -27,16 +27,17 @@ costs its whole mass as false negatives (false positives). A matched call earns 
 plus the importance of every argument it got right as true positives. So an absent call always
 costs at least as much as a present call with every argument wrong.
 
-The package, one concept a module (each imports only the ones before it):
-:mod:`~ek.agents.toolcalls.gold` (AnyOf, GoldCall), :mod:`~ek.agents.toolcalls.values` (the
-scoring context, frozen values, gold patterns, BFCL's type table),
-:mod:`~ek.agents.toolcalls.bfcl` (BfclCase, from_bfcl, typed checks),
-:mod:`~ek.agents.toolcalls.parse` (every host's call shape, prepared calls),
-:mod:`~ek.agents.toolcalls.compare` (one pair), :mod:`~ek.agents.toolcalls.result`
-(MatchResult and its explanation), :mod:`~ek.agents.toolcalls.assign` (exact claiming and the
-Hungarian solver). There is one scoring path: ``ToolCallMetric()(pred, gold)`` is
-``tool_call_score(match(prepared pred, prepared gold))``, what :func:`match_calls` and
-:func:`tool_call_score` compute.
+The package, one concept a module, in the order a gold call travels through it:
+:mod:`~ek.agents.toolcalls.parse` reads every host's call shape and prepares the calls (with
+:mod:`~ek.agents.toolcalls.values`: the scoring context, frozen values, gold patterns; gold
+written with :mod:`~ek.agents.toolcalls.gold`'s AnyOf and GoldCall, or read from BFCL by
+:mod:`~ek.agents.toolcalls.bfcl`); :mod:`~ek.agents.toolcalls.assign` pairs predicted with gold
+calls (exact claiming, then the Hungarian solver), comparing each pair with
+:mod:`~ek.agents.toolcalls.compare`, where the scoring rule lives (:func:`~ek.agents.toolcalls.
+compare.charge`: what an argument's verdict costs); :mod:`~ek.agents.toolcalls.result` holds
+the :class:`MatchResult` and turns it into a Score. There is one scoring path:
+``ToolCallMetric()(pred, gold)`` is ``tool_call_score(match(prepared pred, prepared gold))``,
+what :func:`match_calls` and :func:`tool_call_score` compute.
 
 Example:
     >>> from ek.agents.base import Step
@@ -56,20 +57,20 @@ Example:
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from ek.agents.spec import TaskSpec, ToolSpec
 from ek.agents.toolcalls.assign import match
 from ek.agents.toolcalls.bfcl import BfclCase, from_bfcl
-from ek.agents.toolcalls.compare import ArgVerdict
+from ek.agents.toolcalls.compare import ArgVerdict, CallMatch
 from ek.agents.toolcalls.gold import AnyOf, GoldCall
 from ek.agents.toolcalls.parse import (
     ACCEPTED_CALL_SHAPES,
     MALFORMED_TOOL,
     CallShapeError,
     ExpectedCall,
+    PredictedCall,
     normalize_call,
     normalize_calls,
     prepare_gold,
@@ -77,9 +78,9 @@ from ek.agents.toolcalls.parse import (
     resolve_grammar,
     split_gold,
 )
-from ek.agents.toolcalls.result import CallMatch, MatchResult, UnmatchedCall
+from ek.agents.toolcalls.result import MatchResult, UnmatchedCall, tool_call_score
 from ek.agents.toolcalls.values import Context
-from ek.base import ReadOnlyDict, Score, check_scores
+from ek.base import Score, check_scores
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.fields import micro_f1
 from ek.grammar import GraphGrammar
@@ -178,75 +179,7 @@ def match_calls(
         >>> r.valid, r.counts
         (True, FieldCounts(tp=2.0, fp=0.0, fn=0.0))
     """
-    calls, g_grammar = split_gold(gold)
-    ctx = Context(
-        resolve_grammar(grammar) if grammar is not None else g_grammar,
-        resolve_canonicalizer(canonicalizer),
-    )
-    preds = prepare_predicted(predicted, ctx)
-    golds = prepare_gold(calls, ctx)
-    reason = over_limit_reason(len(golds), len(preds), MAX_CALLS)
-    if reason:
-        raise ValueError(reason)
-    return match(preds, golds, ctx)
-
-
-def tool_call_score(result: MatchResult) -> Score:
-    """The :class:`~ek.base.Score` of a :class:`MatchResult` (the pure function behind the metric).
-
-    ``value`` = weighted F1; ``detail`` holds ``tp``/``fp``/``fn`` (weighted), ``passed`` = ``valid``
-    (BFCL's verdict), ``higher_is_better``, a ``reason`` and the ``matched`` / ``missing`` /
-    ``extra`` / ``wrong_args`` lists.
-
-    Example:
-        >>> tool_call_score(match_calls([], [])).detail["passed"]
-        True
-    """
-    valid = result.valid
-    f1 = result.value
-    matched, missing, extra, wrong_args = result.breakdown()  # (to_dict()'s four lists)
-    detail = {
-        "tp": result.tp,
-        "fp": result.fp,
-        "fn": result.fn,
-        "passed": valid,
-        "valid": valid,
-        "higher_is_better": True,
-        "reason": result.explain(f1, valid),
-        "matched": matched,
-        "missing": missing,
-        "extra": extra,
-        "wrong_args": wrong_args,
-    }
-    return Score(f1, ReadOnlyDict(detail))
-
-
-class _PreparedGold:
-    """A TaskSpec's or BfclCase's gold calls, prepared, with what they were prepared from."""
-
-    __slots__ = ("calls", "ctx", "golds", "ref", "written")
-
-    def __init__(self, gold: Any, calls: Any, ctx: Context, golds: list[ExpectedCall]) -> None:
-        self.ref = weakref.ref(gold)
-        self.calls = calls
-        self.written = _as_written(calls)
-        self.ctx = ctx
-        self.golds = golds
-
-    def serves(self, gold: Any) -> bool:
-        """Is this still the preparation of ``gold``: the same object, holding the same calls,
-        whose arguments still read as they did (a Step's argument mapping can be changed in
-        place)?"""
-        return (
-            self.ref() is gold
-            and getattr(gold, "gold_calls", None) is self.calls
-            and _as_written(self.calls) == self.written
-        )
-
-
-def _as_written(calls: Any) -> str:
-    # repr tells True from 1, 1 from 1.0 and a tuple from a list, as the matcher does.
-    return repr([(c.tool, c.args) for c in calls])
+    return ToolCallMetric(grammar, canonicalizer).match(predicted, gold)
 
 
 class ToolCallMetric:
@@ -259,13 +192,10 @@ class ToolCallMetric:
     ``resolve("metrics", "tool_calls")(pred, gold)`` scores).
 
     ``metric(pred, gold)`` is ``tool_call_score(metric.match(pred, gold))``: the functions
-    :func:`match_calls` and :func:`tool_call_score` run, with two caches of the metric's own:
-    the canonical form of every string seen, and the prepared gold of a TaskSpec or BfclCase
-    gold (reused while it is the same object with the same calls, arguments unchanged).
-    A loop that needs the value alone can stop at :meth:`match`: the same path up to the
-    :class:`MatchResult`, whose ``value`` and ``valid`` are the Score's and whose reason and
-    rows are rendered only when read (about half the time of the whole Score; see
-    ``bench/README.md``).
+    :func:`match_calls` and :func:`tool_call_score`. :meth:`match` stops at the
+    :class:`MatchResult` (value, verdict, counts and every pair; its reason written when read).
+    The metric keeps the canonical form of every string it has seen (the same strings recur
+    across a corpus).
 
     Args:
         grammar: Costs and schemas (a GraphGrammar, a TaskSpec or a list of ToolSpec). When
@@ -296,8 +226,6 @@ class ToolCallMetric:
     #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents.tally`).
     sums = ("tp", "fp", "fn")
 
-    _CACHE_MAX = 4096
-
     def __init__(
         self,
         grammar: GraphGrammar | TaskSpec | Sequence[ToolSpec] | None = None,
@@ -307,7 +235,6 @@ class ToolCallMetric:
         self.canonicalizer = canonicalizer
         self._canon = resolve_canonicalizer(canonicalizer)
         self._ctx = Context(self.grammar, self._canon)
-        self._prepared: dict[int, _PreparedGold] = {}
 
     def __repr__(self) -> str:
         return f"ToolCallMetric(grammar={self.grammar!r}, canonicalizer={self.canonicalizer!r})"
@@ -315,8 +242,8 @@ class ToolCallMetric:
     def with_grammar(
         self, grammar: GraphGrammar | TaskSpec | Sequence[ToolSpec] | None
     ) -> ToolCallMetric:
-        """The same metric with another grammar: a new metric with its own cost context and
-        caches (``self`` is not changed).
+        """The same metric with another grammar: a new metric with its own scoring context
+        (``self`` is not changed).
 
         Example:
             >>> from ek.agents.base import Step, ToolSpec
@@ -329,9 +256,8 @@ class ToolCallMetric:
     def match(self, pred: Any, gold: Any) -> MatchResult:
         """The :class:`MatchResult` behind :meth:`__call__` (the gold is read first).
 
-        Its ``value`` and ``valid`` are the Score's ``value`` and ``passed``; its reason and
-        breakdown are rendered when read, so a loop that needs the value alone costs about
-        half of building the Score.
+        Its ``value`` and ``valid`` are the Score's ``value`` and ``passed``, its ``reason``
+        and :meth:`~MatchResult.to_dict` rows the Score's; the reason is written when read.
 
         Raises:
             ValueError: more than :data:`MAX_CALLS` calls on either side (the Score of a
@@ -345,37 +271,18 @@ class ToolCallMetric:
             >>> r.value == m(pred, gold).value, r.valid, r.reason == m(pred, gold).reason
             (True, False, True)
         """
-        ctx, golds = self._gold(gold)
-        preds = prepare_predicted(pred, ctx)
+        golds, preds, ctx = self._prepare(pred, gold)
         reason = over_limit_reason(len(golds), len(preds), MAX_CALLS)
         if reason:
             raise ValueError(reason)
         return match(preds, golds, ctx)
-
-    def _gold(self, gold: Any) -> tuple[Context, list[ExpectedCall]]:
-        """The scoring context and the prepared gold calls of ``gold``."""
-        if not isinstance(gold, (TaskSpec, BfclCase)):  # a list may change: prepared each time
-            return self._ctx, prepare_gold(gold, self._ctx)
-        hit = self._prepared.get(id(gold))
-        if hit is not None and hit.serves(gold):
-            return hit.ctx, hit.golds
-        calls, g_grammar = split_gold(gold)
-        ctx = self._ctx
-        if self.grammar is None and g_grammar is not None:
-            ctx = Context(g_grammar, self._canon, self._ctx.memo)
-        golds = prepare_gold(calls, ctx)
-        if len(self._prepared) >= self._CACHE_MAX:
-            self._prepared.clear()
-        self._prepared[id(gold)] = _PreparedGold(gold, calls, ctx, golds)
-        return ctx, golds
 
     def __call__(self, pred: Any, gold: Any) -> Score:
         """Score one prediction (Episode, Trajectory or list of calls) against its gold:
         ``tool_call_score(self.match(pred, gold))``; a prediction of more than :data:`MAX_CALLS`
         calls scores 0 (not valid, everything missing and extra) without being matched, and a
         gold of more than :data:`MAX_CALLS` calls is a ValueError."""
-        ctx, golds = self._gold(gold)
-        preds = prepare_predicted(pred, ctx)
+        golds, preds, ctx = self._prepare(pred, gold)
         reason = over_limit_reason(len(golds), len(preds), MAX_CALLS)
         if reason:
             fp = math.fsum(p.mass for p in preds)
@@ -383,6 +290,18 @@ class ToolCallMetric:
             detail = {"tp": 0.0, "fp": fp, "fn": fn, "passed": False, "valid": False}
             return Score(0.0, {**detail, "higher_is_better": True, "reason": reason})
         return tool_call_score(match(preds, golds, ctx))
+
+    def _prepare(
+        self, pred: Any, gold: Any
+    ) -> tuple[list[ExpectedCall], list[PredictedCall], Context]:
+        """The gold calls and the predicted calls, prepared (the gold first), and the scoring
+        context: the metric's grammar, else the one a TaskSpec or BfclCase gold brings."""
+        calls, gold_grammar = split_gold(gold)
+        ctx = self._ctx
+        if self.grammar is None and gold_grammar is not None:
+            ctx = ctx.for_grammar(gold_grammar)
+        golds = prepare_gold(calls, ctx)
+        return golds, prepare_predicted(pred, ctx), ctx
 
     def aggregate(self, scores: Sequence[Score]) -> float:
         """Corpus micro-F1 from the summed weighted TP/FP/FN; NaN for no scores.

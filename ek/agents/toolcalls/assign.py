@@ -1,20 +1,19 @@
 """The multiset matcher: assign predicted calls to gold calls before anything is counted.
 
-:func:`match` claims exact pairs first, a gold call taking a predicted call of its tool with
-canonically equal arguments (identical calls are interchangeable, so this is a maximum matching
-of the exact pairs); the rest, inside
-each tool-name group, by a min-cost assignment (:func:`hungarian`) that first maximises the
-number of exact pairs and then minimises the weighted argument errors, "leave both unmatched"
+:func:`match` first claims exact pairs: each gold call, in gold order, takes the first
+unclaimed predicted call of its tool with canonically equal arguments (identical calls are
+interchangeable, so this is a maximum matching of the exact pairs). The rest is assigned inside
+each tool-name group by a min-cost assignment that first maximises the number of exact pairs
+and then minimises the pairs' costs (:func:`~ek.agents.toolcalls.compare.pair_cost`), leaving
+a gold call missing (its mass) and a predicted call extra (its mass, when extra calls cost)
 always being an option. Never greedy first-fit (DESIGN rule 3).
 
-Large groups (issue 22): exact claiming looks calls up by their arguments (hashing) once both
-sides have more than 32 calls; a group of more than 1,024 (gold x predicted) cells whose gold
-calls are literal and whose tool has no schema is solved exactly through classes of
-interchangeable calls and a min-cost flow between them (the proof is in the "class reduction"
-section below), so the worst case of the trajectory bench (10 tools, no exact argument match,
-groups of 500) takes milliseconds instead of a minute. What is left to the cubic Hungarian
-(schemas, AnyOf gold, calls that fall into more than 16,384 class cells) can be capped by
-the caller (``max_cells``; TrajectoryMetric does, ToolCallMetric's 500-call limit bounds it).
+A group is solved by the Hungarian algorithm (:func:`hungarian`) on every pair's cost, O(n^2 m).
+A large group whose gold calls are literal and whose tool has no schema is solved exactly
+through classes of interchangeable calls and a min-cost flow between them (section "class
+reduction" below): its calls fall into few classes, and a group of 500 calls a side then takes
+milliseconds instead of seconds. The Hungarian's work can be capped by the caller
+(``max_cells``; TrajectoryMetric does, ToolCallMetric's 500-call limit bounds it).
 
 Example:
     >>> from ek.canon import resolve_canonicalizer
@@ -31,20 +30,17 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
-from ek.agents.toolcalls.compare import Comparison, compare
+from ek.agents.toolcalls.compare import CallMatch, Objective, charge, compare, pair_cost
 from ek.agents.toolcalls.parse import ExpectedCall, PredictedCall
-from ek.agents.toolcalls.result import MatchResult, Pair
+from ek.agents.toolcalls.result import MatchResult, Pair, build_result
 from ek.agents.toolcalls.values import Context
 
-__all__ = ["AssignmentTooLarge", "Objective", "hungarian", "match"]
-
-#: What a pair costs in the assignment: ``"f1"`` = the pair's FP + FN (what ToolCallMetric
-#: counts), ``"edit"`` = the importance of the differing arguments (what TrajectoryMetric counts).
-Objective = Literal["f1", "edit"]
+__all__ = ["AssignmentTooLarge", "hungarian", "match"]
 
 
 def match(
@@ -62,103 +58,68 @@ def match(
         preds: The predicted calls, in index order.
         golds: The gold calls, in index order.
         ctx: The scoring context both were prepared with.
-        objective: The pair cost the assignment minimises (see :data:`Objective`).
+        objective: The pair cost the assignment minimises (see
+            :data:`~ek.agents.toolcalls.compare.Objective`).
         extra_cost: Whether leaving a predicted call unmatched costs its mass (``False`` for
             schemes where extra calls are free).
         max_cells: Most cost-matrix cells the Hungarian may be given, summed over the tool
             groups it solves (``None``: no limit; the class flow is not counted).
 
     Returns:
-        The :class:`MatchResult`: pairs in gold order, missing and extra calls in index order,
-        and the weighted counts summed in that order.
+        The :class:`~ek.agents.toolcalls.result.MatchResult`: pairs in gold order, missing and
+        extra calls in index order.
 
     Raises:
         AssignmentTooLarge: the groups left to the Hungarian need more than ``max_cells``.
     """
     pairs, rest_p, rest_g = _claim_exact(preds, golds)
-    if rest_p and rest_g:
-        # The options travel to the groups as arguments (a NamedTuple of them cost a twentieth
-        # of matching an episode with a wrong argument); only the budget changes.
-        cells_left = [max_cells if max_cells is not None else -1]
-        assigned, missing, extra = _assign_rest(
-            rest_p, rest_g, ctx, objective, extra_cost, cells_left
-        )
-        if assigned:
-            pairs += assigned
-            # (gold indices are distinct: sorting by them is a total order; on a few pairs
-            # a keyed sort costs a third of rebuilding them through a dict)
-            pairs.sort(key=_gold_index)
-    else:
-        missing, extra = rest_g, rest_p
-    return _result(pairs, missing, extra)
-
-
-def _gold_index(pair: Pair) -> int:
-    g, _, _ = pair
-    return g.index
-
-
-def _index(call: PredictedCall | ExpectedCall) -> int:
-    return call.index
+    budget = _Budget(max_cells)
+    missing: list[ExpectedCall] = []
+    extra: list[PredictedCall] = []
+    for group_g, group_p in _tool_groups(rest_g, rest_p):
+        left_g, left_p = _assign_group(group_p, group_g, ctx, objective, extra_cost, budget, pairs)
+        missing += left_g
+        extra += left_p
+    pairs.sort(key=lambda pair: pair[0].index)
+    missing.sort(key=lambda g: g.index)
+    extra.sort(key=lambda p: p.index)
+    return build_result(pairs, missing, extra)
 
 
 def _claim_exact(
     preds: Sequence[PredictedCall], golds: Sequence[ExpectedCall]
 ) -> tuple[list[Pair], list[PredictedCall], list[ExpectedCall]]:
-    """Pairs claimed as identical (in gold order) and the calls left on each side.
+    """The pairs claimed as identical (in gold order) and the calls left on each side.
 
     A literal gold call of a tool without a schema matches exactly precisely the predicted
-    calls of its tool with equal frozen arguments; in gold order, each claims the first such
-    predicted call not claimed yet (identical calls are interchangeable, so this is a maximum
-    matching of the exact pairs). A claimed pair's comparison is ``None``: every argument a
-    match, spelled out only when read.
+    calls of its tool with equal frozen arguments, which is what the calls' keys compare.
     """
-    if len(preds) > _SCAN_LIMIT and len(golds) > _SCAN_LIMIT:
-        return _claim_exact_hashed(preds, golds)
-    free = list(preds)  # the predicted calls not claimed yet, in index order
+    free: dict[Any, deque[PredictedCall]] = {}
+    for p in preds:
+        free.setdefault(p.key, deque()).append(p)
     pairs: list[Pair] = []
     rest_g: list[ExpectedCall] = []
     for g in golds:
-        lit = g.lit
-        if lit is not None and g.info.fields is None:
-            tool = g.tool
-            for p in free:
-                if p.tool == tool and p.fargs == lit:
-                    free.remove(p)  # (by identity: a prepared call equals only itself)
-                    pairs.append((g, p, None))
-                    break
-            else:
-                rest_g.append(g)
-        else:
-            rest_g.append(g)
-    return pairs, free, rest_g
-
-
-#: Above this many calls a side, exact claiming looks predicted calls up by their arguments
-#: instead of scanning the unclaimed calls (which is quadratic when few calls match).
-_SCAN_LIMIT = 32
-
-
-def _claim_exact_hashed(
-    preds: Sequence[PredictedCall], golds: Sequence[ExpectedCall]
-) -> tuple[list[Pair], list[PredictedCall], list[ExpectedCall]]:
-    """:func:`_claim_exact` by hashing: the same pairs (each gold call, in gold order, claims
-    the first unclaimed predicted call of its tool with equal frozen arguments; two argument
-    dicts are equal exactly when their sets of items are), in O(n + m)."""
-    by_key: dict[tuple[str, frozenset[tuple[str, Any]]], list[PredictedCall]] = {}
-    for p in reversed(preds):  # each list in reverse index order: pop() gives the first
-        by_key.setdefault(p.key, []).append(p)
-    pairs: list[Pair] = []
-    rest_g: list[ExpectedCall] = []
-    for g in golds:
-        key = g.key if g.info.fields is None else None
-        same = by_key.get(key) if key is not None else None
+        same = free.get(g.key) if g.info.fields is None else None
         if same:
-            pairs.append((g, same.pop(), None))
+            p = same.popleft()
+            pairs.append((g, p, None))
         else:
             rest_g.append(g)
     claimed = {p.index for _, p, _ in pairs}
     return pairs, [p for p in preds if p.index not in claimed], rest_g
+
+
+def _tool_groups(
+    golds: list[ExpectedCall], preds: list[PredictedCall]
+) -> list[tuple[list[ExpectedCall], list[PredictedCall]]]:
+    """The calls of each tool name: (gold calls, predicted calls), each in index order."""
+    groups: dict[str, tuple[list[ExpectedCall], list[PredictedCall]]] = {}
+    for g in golds:
+        groups.setdefault(g.tool, ([], []))[0].append(g)
+    for p in preds:
+        groups.setdefault(p.tool, ([], []))[1].append(p)
+    return list(groups.values())
 
 
 class AssignmentTooLarge(ValueError):
@@ -166,56 +127,24 @@ class AssignmentTooLarge(ValueError):
     (``match(..., max_cells=...)``). The message names the tool and the sizes."""
 
 
-def _spend(cells_left: list[int], tool: str, n: int, m: int) -> None:
-    """Take a Hungarian of ``n`` gold and ``m`` predicted calls out of the budget
-    ``cells_left`` (``[cells still allowed]``, ``[-1]``: no limit)."""
-    left = cells_left[0]
-    if left < 0:
-        return
-    cells = n * (m + n)
-    if cells > left:
-        raise AssignmentTooLarge(
-            f"tool {tool!r}: {n} expected and {m} actual calls need a full assignment of "
-            f"{cells:,} cells, over the limit of {left:,} cells left (their arguments agree "
-            "partly in too many different ways to be assigned by classes)"
-        )
-    cells_left[0] = left - cells
+class _Budget:
+    """The cells the Hungarian may still be given (``None``: no limit)."""
 
+    def __init__(self, cells: int | None) -> None:
+        self.left = cells
 
-def _assign_rest(
-    preds: list[PredictedCall],
-    golds: list[ExpectedCall],
-    ctx: Context,
-    objective: Objective,
-    extra_cost: bool,
-    cells_left: list[int],
-) -> tuple[list[Pair], list[ExpectedCall], list[PredictedCall]]:
-    """The calls left after exact claiming, assigned per tool-name group: (new pairs, missing
-    gold calls, extra predicted calls), the last two in index order. ``cells_left`` is the
-    Hungarian's budget (:func:`_spend`), shared by the groups."""
-    by_tool_p: dict[str, list[PredictedCall]] = {}
-    for p in preds:
-        by_tool_p.setdefault(p.tool, []).append(p)
-    by_tool_g: dict[str, list[ExpectedCall]] = {}
-    for g in golds:
-        by_tool_g.setdefault(g.tool, []).append(g)
-    pairs: list[Pair] = []
-    missing: list[ExpectedCall] = []
-    extra: list[PredictedCall] = []
-    for tool, group_g in by_tool_g.items():
-        group_p = by_tool_p.pop(tool, [])
-        left_g, left_p = _assign_group(
-            group_p, group_g, ctx, objective, extra_cost, cells_left, pairs
-        )
-        missing.extend(left_g)
-        extra.extend(left_p)
-    for group_p in by_tool_p.values():  # tools no gold call has
-        extra.extend(group_p)
-    if len(missing) > 1:
-        missing.sort(key=_index)
-    if len(extra) > 1:
-        extra.sort(key=_index)
-    return pairs, missing, extra
+    def spend(self, tool: str, n: int, m: int) -> None:
+        """Take a Hungarian of ``n`` gold and ``m`` predicted calls out of the budget."""
+        if self.left is None:
+            return
+        cells = n * (m + n)
+        if cells > self.left:
+            raise AssignmentTooLarge(
+                f"tool {tool!r}: {n} expected and {m} actual calls need a full assignment of "
+                f"{cells:,} cells, over the limit of {self.left:,} cells left (their arguments "
+                "agree partly in too many different ways to be assigned by classes)"
+            )
+        self.left -= cells
 
 
 def _assign_group(
@@ -224,30 +153,39 @@ def _assign_group(
     ctx: Context,
     objective: Objective,
     extra_cost: bool,
-    cells_left: list[int],
+    budget: _Budget,
     pairs_out: list[Pair],
 ) -> tuple[list[ExpectedCall], list[PredictedCall]]:
-    """A maximum bipartite matching inside one tool-name group; returns what is left.
-
-    Exact pairs first (a bonus larger than any total cost), then the lowest total cost, with
-    "leave both unmatched" (the gold call's mass, plus the predicted call's mass when extra
-    calls cost) always allowed.
-    """
-    if not preds:
+    """The min-cost assignment inside one tool-name group; adds its pairs to ``pairs_out`` and
+    returns the gold and predicted calls it leaves unmatched."""
+    if not preds or not golds:
         return golds, preds
-    if len(golds) == 1 and len(preds) == 1:  # the commonest group: no matrix to solve
-        g, p = golds[0], preds[0]
-        c = compare(p, g, ctx)
-        if c.exact or _pair_cost(c, objective) <= g.mass + (p.mass if extra_cost else 0.0):
-            pairs_out.append((g, p, c))
-            return [], []
-        return golds, preds
+    if len(golds) == 1 and len(preds) == 1:
+        return _assign_one(preds[0], golds[0], ctx, objective, extra_cost, pairs_out)
     if len(golds) * len(preds) > _SMALL_GROUP and _separable(golds):
         left = _assign_by_class(preds, golds, ctx, objective, extra_cost, pairs_out)
         if left is not None:
             return left
-    _spend(cells_left, golds[0].tool, len(golds), len(preds))
+    budget.spend(golds[0].tool, len(golds), len(preds))
     return _assign_hungarian(preds, golds, ctx, objective, extra_cost, pairs_out)
+
+
+def _assign_one(
+    p: PredictedCall,
+    g: ExpectedCall,
+    ctx: Context,
+    objective: Objective,
+    extra_cost: bool,
+    pairs_out: list[Pair],
+) -> tuple[list[ExpectedCall], list[PredictedCall]]:
+    """A group of one gold and one predicted call needs no matrix: the two are paired when
+    the pair is exact or costs no more than leaving both unmatched (the Hungarian's answer)."""
+    c = compare(p, g, ctx)
+    alone = g.mass + (p.mass if extra_cost else 0.0)
+    if c.exact or pair_cost(c, objective) <= alone:
+        pairs_out.append((g, p, c))
+        return [], []
+    return [g], [p]
 
 
 def _assign_hungarian(
@@ -258,18 +196,10 @@ def _assign_hungarian(
     extra_cost: bool,
     pairs_out: list[Pair],
 ) -> tuple[list[ExpectedCall], list[PredictedCall]]:
-    """The group assigned by the Hungarian on the full cost matrix (O(n^2 m))."""
+    """The group assigned by the Hungarian on the full cost matrix (:func:`_cost_matrix`)."""
     cmp = [[compare(p, g, ctx) for p in preds] for g in golds]
-    cost = [[_pair_cost(c, objective) for c in row] for row in cmp]
-    left_alone = [p.mass if extra_cost else 0.0 for p in preds]
-    n, m = len(golds), len(preds)
-    big = 1.0 + sum(g.mass for g in golds) + sum(left_alone) + sum(max(r) for r in cost)
-    matrix = []
-    for i in range(n):
-        row = [cost[i][j] - left_alone[j] - (big if cmp[i][j].exact else 0.0) for j in range(m)]
-        unmatched = [math.inf] * n  # column m + i: gold call i left missing
-        unmatched[i] = golds[i].mass
-        matrix.append(row + unmatched)
+    matrix = _cost_matrix(cmp, golds, preds, objective, extra_cost)
+    m = len(preds)
     taken = set()
     left_g = []
     for i, j in enumerate(hungarian(matrix)):
@@ -281,58 +211,92 @@ def _assign_hungarian(
     return left_g, [p for j, p in enumerate(preds) if j not in taken]
 
 
+def _cost_matrix(
+    cmp: list[list[CallMatch]],
+    golds: list[ExpectedCall],
+    preds: list[PredictedCall],
+    objective: Objective,
+    extra_cost: bool,
+) -> list[list[float]]:
+    """The Hungarian's matrix of a group: row i is gold call i; column j < m predicted call
+    j (the pair's cost, less what leaving call j extra costs, less a bonus larger than any total
+    cost when the pair is exact); column m + i that gold call left missing (its mass)."""
+    cost = [[pair_cost(c, objective) for c in row] for row in cmp]
+    left_alone = [p.mass if extra_cost else 0.0 for p in preds]
+    n, m = len(golds), len(preds)
+    big = 1.0 + sum(g.mass for g in golds) + sum(left_alone) + sum(max(r) for r in cost)
+    matrix = []
+    for i in range(n):
+        row = [cost[i][j] - left_alone[j] - (big if cmp[i][j].exact else 0.0) for j in range(m)]
+        unmatched = [math.inf] * n
+        unmatched[i] = golds[i].mass
+        matrix.append(row + unmatched)
+    return matrix
+
+
 # --------------------------------------------------------------------------- class reduction
 #
 # Why the reduction is exact. In a group whose gold calls are all literal and whose tool has
-# no schema, ``compare`` gives a pair a cost that is a sum over the argument names k either
-# call carries of a term t_k(gold value, predicted value), a value possibly "absent": 0 when
-# the two are equal (absent = absent included), else imp(k) under the edit objective, and
-# under the f1 objective 2 imp(k) for a wrong value and imp(k) for a missing or extra one.
-# After exact claiming no pair of such a group is exact (claiming is a maximum matching of the
-# exact pairs), so the Hungarian's exact-pair bonus is zero and the objective is the sum of
-# the pairs' costs + the mass of each gold call left missing + (with ``extra_cost``) the mass
-# of each predicted call left extra.
+# no schema, ``compare`` gives each argument name k either call carries a verdict decided by
+# equality alone (match, wrong, missing or extra, "absent" counted as a value: ``_verdict``),
+# and a pair costs the sum over the names of what charge(verdict, imp(k)) costs. After exact
+# claiming no pair of such a group is exact (claiming is a maximum matching of the exact
+# pairs), so the Hungarian's exact-pair bonus is zero and the objective is the sum of the
+# pairs' costs + the mass of each gold call left missing + (with ``extra_cost``) the mass of
+# each predicted call left extra.
 #
-# (1) A name k on which no gold and no predicted call of the group agree (absent counted as a
-#     value) adds to every pair imp(k) (edit), or imp(k) [gold has k] + imp(k) [predicted has
-#     k] (f1; both absent cannot happen): a constant, or a gold part plus a predicted part.
-#     Folding it into per-call offsets leaves every pair's cost, so the optimum, unchanged.
+# (1) On a name k on which no gold and no predicted call of the group agree, every pair is
+#     wrong (both carry k), missing (only the gold call does) or extra (only the predicted
+#     call does); never both absent (absent would be a value they agree on). With W, M, E the
+#     costs of those three verdicts, the pair's term is a gold part (M when the gold call
+#     carries k, else E - W + M) plus a predicted part (W - M when it carries k, else 0).
+#     Folding those into per-call offsets leaves every pair's cost, so the optimum, unchanged.
 # (2) Gold calls with equal values on the other names, equal offset and equal mass have equal
 #     rows in the assignment problem; predicted calls likewise equal columns: each such class
 #     is interchangeable. The assignment is then a transportation problem between classes (a
 #     min-cost flow: a gold class sends its count to predicted classes, whose counts cap what
 #     they take, or to "missing"), solved exactly by successive shortest paths (Dijkstra with
 #     potentials) in integer arithmetic: every float is a dyadic rational, so scaling by the
-#     largest denominator makes each cost an exact integer. Equal costs are broken towards
-#     fewer missing calls (the Hungarian's matrix puts the predicted columns first).
+#     largest denominator makes each cost an exact integer. Among assignments of equal cost
+#     the one with the fewest missing calls is taken, as the Hungarian's matrix does (its
+#     predicted columns come first): every cost is multiplied by (number of gold calls + 1)
+#     and a missing call costs one more, a tie-break smaller than any difference in cost.
 # (3) Back from classes to calls: the gold calls in index order each take the lowest-index
 #     predicted call still free in a class their class sends flow to; a gold class's missing
 #     quota goes to its last calls. Classes are numbered in order of their first call.
 #
-# The calls of the bench's worst case (ten tools, every argument value distinct but a mode
-# drawn from two) fall into two classes a side: a few microseconds of flow per group. Left to
-# the Hungarian: groups with a schema or with AnyOf gold calls, and groups whose calls fall
-# into many classes (more than _CLASS_LIMIT gold x predicted class cells: arguments that agree
-# across the two sides on many distinct values); that is O(n^2 m) in the group, bounded by the
-# callers' size limits (MAX_CALLS = 500 calls a side for ToolCallMetric; TrajectoryMetric's
-# MAX_ASSIGNMENT for the any_order / superset groups).
+# Left to the Hungarian: groups with a schema or with AnyOf gold calls, and groups whose calls
+# fall into many classes (more than _CLASS_LIMIT gold x predicted class cells: arguments that
+# agree across the two sides on many distinct values).
 
 _ABSENT = object()  # an argument a call does not carry (equal only to itself)
+_VERDICTS = ("match", "wrong", "missing", "extra")
 
-#: Groups of at most this many (gold x predicted) cells go to the Hungarian directly, cheap at
-#: that size. Both ways give the optimum; where several assignments are equally good they
-#: may report different ones, and the small groups keep the Hungarian's choice (which
+#: Groups of at most this many (gold x predicted) cells go to the Hungarian, quick at that size.
+#: Both ways give the optimum; where several assignments are equally good they may report
+#: different ones, and small groups keep the Hungarian's choice (which
 #: ``tests/test_toolcalls_golden.py`` pins: its groups are all far below this size).
 _SMALL_GROUP = 1_024
 
+#: Most (gold class x predicted class) cells the flow is solved on; beyond, the Hungarian.
+_CLASS_LIMIT = 16_384
+
 
 def _separable(golds: list[ExpectedCall]) -> bool:
-    """Is every gold call of the group literal, its tool without a schema (reduction (1))?"""
+    """Is every gold call of the group literal, its tool without a schema?"""
     return golds[0].info.fields is None and all(g.lit is not None for g in golds)
 
 
-#: Most (gold class x predicted class) cells the flow is solved on; beyond, the Hungarian.
-_CLASS_LIMIT = 16_384
+def _verdict(gold_value: Any, pred_value: Any) -> str:
+    """``compare``'s verdict on one argument of a literal gold call of a tool without a
+    schema (either value :data:`_ABSENT` when that call does not carry the argument)."""
+    if gold_value is pred_value:
+        return "match"
+    if pred_value is _ABSENT:
+        return "missing"
+    if gold_value is _ABSENT:
+        return "extra"
+    return "match" if gold_value == pred_value else "wrong"
 
 
 class _Classes(NamedTuple):
@@ -358,48 +322,61 @@ def _assign_by_class(
     info = golds[0].info
     g_vals = [g.lit for g in golds if g.lit is not None]
     p_vals = [p.fargs for p in preds]
-    relevant, const, g_off, p_off = _split_names(g_vals, p_vals, info.importance, objective)
+    names = dict.fromkeys(k for d in (*g_vals, *p_vals) for k in d)
+    costs = {k: _verdict_costs(info.importance(k), objective) for k in names}
+    relevant, g_off, p_off = _split_names(g_vals, p_vals, costs)
     gc = _classes(g_vals, relevant, g_off, [g.mass for g in golds])
     pc = _classes(p_vals, relevant, p_off, [p.mass if extra_cost else 0.0 for p in preds])
     if len(gc.members) * len(pc.members) > _CLASS_LIMIT:
         return None
-    imps = [Fraction(info.importance(k)) for k in relevant]
-    cost = [
-        [
-            _term_sum(va, vb, imps, objective) + const + oa + ob - lb
-            for vb, ob, lb in zip(pc.values, pc.offset, pc.alone)
-        ]
-        for va, oa in zip(gc.values, gc.offset)
-    ]
+    cost = _class_costs(gc, pc, [costs[k] for k in relevant])
     flow, missing = _class_flow(gc, pc, cost)
     return _expand(golds, preds, gc, pc, flow, missing, ctx, pairs_out)
+
+
+def _verdict_costs(importance: float, objective: Objective) -> dict[str, Fraction]:
+    """What each verdict on an argument of this importance costs a pair, exactly."""
+    return {v: Fraction(pair_cost(charge(v, importance), objective)) for v in _VERDICTS}
+
+
+def _class_costs(
+    gc: _Classes, pc: _Classes, terms: list[dict[str, Fraction]]
+) -> list[list[Fraction]]:
+    """The cost of pairing a call of gold class a with one of predicted class b, less what
+    leaving the predicted call extra costs: the pair's terms on the relevant names (``terms``:
+    each name's cost of each verdict) plus both classes' offsets."""
+    out = []
+    for va, oa in zip(gc.values, gc.offset):
+        row = []
+        for vb, ob, lb in zip(pc.values, pc.offset, pc.alone):
+            pair = sum((t[_verdict(a, b)] for a, b, t in zip(va, vb, terms)), Fraction(0))
+            row.append(pair + oa + ob - lb)
+        out.append(row)
+    return out
 
 
 def _split_names(
     g_vals: list[dict[str, Any]],
     p_vals: list[dict[str, Any]],
-    importance: Callable[[str], float],
-    objective: Objective,
-) -> tuple[list[str], Fraction, list[Fraction], list[Fraction]]:
+    costs: dict[str, dict[str, Fraction]],
+) -> tuple[list[str], list[Fraction], list[Fraction]]:
     """The argument names some gold and predicted call agree on (absent counted as a value),
-    and what the others add: a constant per pair and a part per gold / predicted call."""
-    names = list(dict.fromkeys(k for d in (*g_vals, *p_vals) for k in d))
+    and what the other names add to each pair, as a part per gold and per predicted call
+    (reduction (1) above)."""
     relevant = []
-    const = Fraction(0)
     g_off = [Fraction(0)] * len(g_vals)
     p_off = [Fraction(0)] * len(p_vals)
-    for k in names:
-        gv = {d.get(k, _ABSENT) for d in g_vals}
-        if not gv.isdisjoint({d.get(k, _ABSENT) for d in p_vals}):
+    for k, c in costs.items():
+        g_seen = {d.get(k, _ABSENT) for d in g_vals}
+        if not g_seen.isdisjoint({d.get(k, _ABSENT) for d in p_vals}):
             relevant.append(k)
             continue
-        w = Fraction(importance(k))
-        if objective == "edit":
-            const += w
-            continue
-        g_off = [o + w if k in d else o for o, d in zip(g_off, g_vals)]
-        p_off = [o + w if k in d else o for o, d in zip(p_off, p_vals)]
-    return relevant, const, g_off, p_off
+        wrong, missing, extra = c["wrong"], c["missing"], c["extra"]
+        g_off = [
+            o + (missing if k in d else extra - wrong + missing) for o, d in zip(g_off, g_vals)
+        ]
+        p_off = [o + (wrong - missing if k in d else 0) for o, d in zip(p_off, p_vals)]
+    return relevant, g_off, p_off
 
 
 def _classes(
@@ -408,31 +385,17 @@ def _classes(
     ids: dict[tuple[Any, ...], int] = {}
     out = _Classes([], [], [], [], [])
     for i, d in enumerate(vals):
-        v = tuple([d.get(k, _ABSENT) for k in relevant])
+        v = tuple(d.get(k, _ABSENT) for k in relevant)
         key = (v, offset[i], alone[i])
-        c = ids.get(key)
-        if c is None:
-            c = ids[key] = len(out.members)
+        if key not in ids:
+            ids[key] = len(out.members)
             out.members.append([])
             out.values.append(v)
             out.offset.append(offset[i])
             out.alone.append(Fraction(alone[i]))
-        out.of.append(c)
-        out.members[c].append(i)
+        out.of.append(ids[key])
+        out.members[ids[key]].append(i)
     return out
-
-
-def _term_sum(
-    va: tuple[Any, ...], vb: tuple[Any, ...], imps: list[Fraction], objective: Objective
-) -> Fraction:
-    """The pair cost on the relevant names (the terms t_k above)."""
-    total = Fraction(0)
-    for a, b, w in zip(va, vb, imps):
-        if a is b or (a is not _ABSENT and b is not _ABSENT and a == b):
-            continue
-        both = a is not _ABSENT and b is not _ABSENT
-        total += 2 * w if objective == "f1" and both else w
-    return total
 
 
 def _class_flow(
@@ -485,10 +448,8 @@ class _Network:
 
     def _dijkstra(self, starts: list[int], a: int, b: int) -> tuple[list[int | float], list[int]]:
         sink = a + b
-        inf = math.inf
-        dist: list[int | float] = [inf] * (sink + 1)
+        dist: list[int | float] = [math.inf] * (sink + 1)
         prev = [-1] * (sink + 1)
-        pot = self.pot
         heap: list[tuple[int | float, int]] = []
         for i in starts:
             dist[i] = 0
@@ -503,7 +464,7 @@ class _Network:
             if u == sink:
                 break
             for v, w in self._arcs(u, a, b):
-                nd = d + w + pot[u] - pot[v]
+                nd = d + w + self.pot[u] - self.pot[v]
                 if nd < dist[v]:
                     dist[v] = nd
                     prev[v] = u
@@ -581,35 +542,6 @@ def _expand(
         taken[j] = True
         pairs_out.append((g, preds[j], compare(preds[j], g, ctx)))
     return left_g, [p for j, p in enumerate(preds) if not taken[j]]
-
-
-def _pair_cost(c: Comparison, objective: Objective) -> float:
-    return c.fp + c.fn if objective == "f1" else c.cost
-
-
-def _result(
-    pairs: list[Pair], missing: list[ExpectedCall], extra: list[PredictedCall]
-) -> MatchResult:
-    """The MatchResult of an assignment; the counts are summed in gold order (a pair claimed
-    as identical earns the predicted call's mass), then the missing and the extra calls in
-    index order."""
-    tp = fp = fn = 0.0
-    n_exact = 0
-    for _, p, c in pairs:
-        if c is None:
-            tp += p.mass
-            n_exact += 1
-            continue
-        tp += c.tp
-        fp += c.fp
-        fn += c.fn
-        if c.exact:
-            n_exact += 1
-    for g in missing:
-        fn += g.mass
-    for p in extra:
-        fp += p.mass
-    return MatchResult(pairs, missing, extra, tp, fp, fn, n_exact)
 
 
 def hungarian(cost: list[list[float]]) -> list[int]:

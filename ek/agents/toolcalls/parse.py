@@ -576,13 +576,31 @@ class MalformedArgs(Mapping[str, Any]):
         return "{}"
 
 
-class PredictedCall:
+class _PreparedCall:
+    """What a prepared call of either side is equal to and shows: its index, its tool and its
+    arguments as given."""
+
+    __slots__ = ()
+    index: int
+    tool: str
+    args: Mapping[str, Any]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _PreparedCall) or type(other) is not type(self):
+            return NotImplemented
+        return (self.index, self.tool, self.args) == (other.index, other.tool, other.args)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(index={self.index}, tool={self.tool!r}, args={self.args!r})"
+
+
+class PredictedCall(_PreparedCall):
     """A predicted call, prepared: canonical frozen arguments (``fargs``; two calls of one tool
     are canonically equal when their ``fargs`` are equal) and ``mass`` (tool weight + argument
     importances, ``info`` being the grammar's entry for the tool); ``args`` are the arguments
     as given."""
 
-    __slots__ = ("args", "fargs", "index", "mass", "tool")
+    __slots__ = ("args", "fargs", "index", "key", "mass", "tool")
 
     def __init__(
         self, index: int, tool: str, args: Mapping[str, Any], info: Tool, ctx: Context
@@ -590,45 +608,28 @@ class PredictedCall:
         self.index = index
         self.tool = tool
         self.args = args
-        memo = ctx.memo
-        numbers_unchanged = ctx.numbers_unchanged
-        imps = info.importances
-        dimp = info.default_importance
-        mass = info.weight
         fargs = {}
-        for k, v in args.items():  # (argument names are str: every call shape checks them)
-            # ctx.freeze(v), its two commonest cases written out (a loop run for every argument)
-            t = type(v)
-            if t is str:
-                fv = memo.get(v)
-                if fv is None:
-                    fv = ctx.text(v)
-            elif t is int and numbers_unchanged:
-                fv = v
-            else:
-                try:
-                    fv = ctx.freeze(v)
-                except (TypeError, ValueError) as e:
-                    raise _where("predicted", index, tool, k, e) from None
-            fargs[k] = fv
-            mass += imps.get(k, dimp) if imps else dimp  # (no importances: no look-up)
+        mass = info.weight
+        for k, v in args.items():
+            try:
+                fargs[k] = ctx.freeze(v)
+            except (TypeError, ValueError) as e:
+                raise _where("predicted", index, tool, k, e) from None
+            mass += info.importance(k)
         self.fargs: dict[str, Any] = fargs
         self.mass: float = mass
-
-    @property
-    def key(self) -> tuple[str, frozenset[tuple[str, Any]]]:
-        """The call as a hashable value: (tool, the set of its frozen arguments)."""
-        return (self.tool, frozenset(self.fargs.items()))
+        #: The call as a hashable value: (tool, the set of its frozen arguments).
+        self.key: tuple[str, frozenset[tuple[str, Any]]] = (tool, frozenset(fargs.items()))
 
 
-class ExpectedCall:
+class ExpectedCall(_PreparedCall):
     """A gold call, prepared: compiled argument patterns (``pats``), the arguments that may be
     omitted (``optional``), and for a literal call (no AnyOf anywhere) its frozen arguments
     (``lit``, ``None`` otherwise: a predicted call of the tool whose ``fargs`` equal them is an
     exact match when the tool has no schema). ``mass`` counts the arguments that are not
     optional."""
 
-    __slots__ = ("args", "index", "info", "lit", "mass", "optional", "pats", "tool")
+    __slots__ = ("args", "index", "info", "key", "lit", "mass", "optional", "pats", "tool")
 
     def __init__(
         self, index: int, tool: str, args: Mapping[str, Any], info: Tool, ctx: Context
@@ -637,51 +638,30 @@ class ExpectedCall:
         self.tool = tool
         self.args = args
         self.info = info
-        memo = ctx.memo
-        numbers_unchanged = ctx.numbers_unchanged
-        imps = info.importances
-        dimp = info.default_importance
-        mass = info.weight
         pats: dict[str, Any] = {}
-        optional: list[str] | None = None  # (a list only once an argument is optional)
+        optional = []
         literal = True
-        for k, v in args.items():  # (argument names are str: every call shape checks them)
-            # compile_pattern(v, ctx), its two commonest cases written out
-            t = type(v)
-            if t is str:
-                pat = memo.get(v)
-                if pat is None:
-                    pat = ctx.text(v)
-            elif t is int and numbers_unchanged:
-                pat = v
-            else:
-                try:
-                    pat = compile_pattern(v, ctx)
-                except (TypeError, ValueError) as e:
-                    raise _where("gold", index, tool, k, e) from None
-                if is_pattern(pat):
-                    literal = False
-                    if type(pat) is AnyPattern and pat.optional:
-                        if optional is None:
-                            optional = []
-                        optional.append(k)
-                        pats[k] = pat
-                        continue
+        mass = info.weight
+        for k, v in args.items():
+            try:
+                pat = compile_pattern(v, ctx)
+            except (TypeError, ValueError) as e:
+                raise _where("gold", index, tool, k, e) from None
             pats[k] = pat
-            mass += imps.get(k, dimp) if imps else dimp  # (no importances: no look-up)
+            literal = literal and not is_pattern(pat)
+            if type(pat) is AnyPattern and pat.optional:
+                optional.append(k)
+            else:
+                mass += info.importance(k)
         self.pats = pats
-        self.optional = _NONE if optional is None else frozenset(optional)
+        self.optional = frozenset(optional)
         self.lit: dict[str, Any] | None = pats if literal else None
         self.mass: float = mass
-
-    @property
-    def key(self) -> tuple[str, frozenset[tuple[str, Any]]] | None:
-        """A literal call as a hashable value, equal to the :attr:`PredictedCall.key` of the
-        calls that match it exactly (``None`` for a call with AnyOf patterns)."""
-        return None if self.lit is None else (self.tool, frozenset(self.lit.items()))
-
-
-_NONE: frozenset[str] = frozenset()
+        #: A literal call as a hashable value, equal to the ``key`` of the predicted calls
+        #: that match it exactly when its tool has no schema (``None``: a call with AnyOf).
+        self.key: tuple[str, frozenset[tuple[str, Any]]] | None = (
+            (tool, frozenset(pats.items())) if literal else None
+        )
 
 
 def _where(side: str, i: int, tool: str, arg: Any, e: Exception) -> Exception:
@@ -726,13 +706,10 @@ def call_list(obj: Any, what: str) -> list[Any]:
 
 def _read(x: Any, i: int, side: str) -> tuple[str, Mapping[str, Any]]:
     """(tool, args) of call ``i``; a malformed predicted call reads as :data:`MALFORMED_TOOL`."""
-    if type(x) is Step:
-        tool, args = x.tool, x.args
-    else:
-        try:
-            tool, args = read_call(x)
-        except CallShapeError as e:  # model output is scored, never raised on; gold raises
-            return MALFORMED_TOOL, _malformed(x, i, side, e)
+    try:
+        tool, args = read_call(x)
+    except CallShapeError as e:  # model output is scored, never raised on; gold raises
+        return MALFORMED_TOOL, _malformed(x, i, side, e)
     if tool == MALFORMED_TOOL:
         return tool, _malformed(x, i, side, None)
     return tool, args
@@ -745,14 +722,10 @@ def prepare_predicted(obj: Any, ctx: Context) -> list[PredictedCall]:
         TypeError: ``obj`` is not a list of calls, or an argument value is not JSON-like.
         ValueError: a cyclic or too deeply nested value.
     """
-    tools = ctx.tools
     out = []
-    for i, x in enumerate(obj if type(obj) is list else call_list(obj, "prediction")):
-        if type(x) is Step and x.tool != MALFORMED_TOOL:  # (_read's commonest case)
-            tool, args = x.tool, x.args
-        else:
-            tool, args = _read(x, i, "predicted")
-        out.append(PredictedCall(i, tool, args, tools.get(tool) or ctx.tool(tool), ctx))
+    for i, x in enumerate(call_list(obj, "prediction")):
+        tool, args = _read(x, i, "predicted")
+        out.append(PredictedCall(i, tool, args, ctx.tool(tool), ctx))
     return out
 
 
@@ -773,14 +746,10 @@ def prepare_gold(obj: Any, ctx: Context) -> list[ExpectedCall]:
         >>> a.lit, a.key == ("f", frozenset({("q", "a")})), a.mass, b.key, b.optional, b.mass
         ({'q': 'a'}, True, 2.0, None, frozenset({'u'}), 1.0)
     """
-    tools = ctx.tools
     out = []
-    for i, x in enumerate(obj if type(obj) is list else call_list(obj, "gold")):
-        if type(x) is Step and x.tool != MALFORMED_TOOL:  # (_read's commonest case)
-            tool, args = x.tool, x.args
-        else:
-            tool, args = _read(x, i, "gold")
-        out.append(ExpectedCall(i, tool, args, tools.get(tool) or ctx.tool(tool), ctx))
+    for i, x in enumerate(call_list(obj, "gold")):
+        tool, args = _read(x, i, "gold")
+        out.append(ExpectedCall(i, tool, args, ctx.tool(tool), ctx))
     return out
 
 

@@ -1,9 +1,11 @@
-"""What the matcher returns: :class:`MatchResult` with its :class:`CallMatch` and
-:class:`UnmatchedCall` views, the written explanation (:attr:`MatchResult.reason`) and the
-JSON-ready breakdown (:meth:`MatchResult.to_dict`) that a tool-call Score's detail carries.
+"""What the matcher returns: :class:`MatchResult` (the assigned pairs, the missing and extra
+calls as :class:`UnmatchedCall`, the weighted counts), its views (:attr:`MatchResult.matched`:
+every pair as a :class:`~ek.agents.toolcalls.compare.CallMatch` with its per-argument
+verdicts), its written explanation and JSON-ready rows, and :func:`tool_call_score`, the Score
+made of it.
 
 Example:
-    >>> r = MatchResult((), (), (), 0.0, 0.0, 0.0, 0)
+    >>> r = MatchResult((), (), (), 0.0, 0.0, 0.0)
     >>> r.valid, r.value, r.reason, r.to_dict()["matched"]
     (True, 1.0, 'valid: 0 of 0 gold call(s) matched exactly; weighted TP 0, FP 0, FN 0, F1 1.0000', [])
 """
@@ -12,51 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from functools import cached_property
+from typing import Any
 
 from ek._validate import short_repr
-from ek.agents.toolcalls.compare import ArgVerdict, Comparison, identical
+from ek.agents.toolcalls.compare import ArgVerdict, CallMatch, identical
 from ek.agents.toolcalls.gold import show
 from ek.agents.toolcalls.parse import MALFORMED_TOOL, ExpectedCall, PredictedCall
+from ek.base import ReadOnlyDict, Score
 from ek.fields import FieldCounts, f1_score
 
-__all__ = ["CallMatch", "MatchResult", "Pair", "Rows", "UnmatchedCall"]
+__all__ = ["MatchResult", "Pair", "UnmatchedCall", "build_result", "tool_call_score"]
 
 _LIST_MAX = 5  # items named in a reason before "and N more"
-
-Rows = list[dict[str, Any]]  # one list of rows of MatchResult.to_dict()
-
-#: One assigned pair: (gold call, predicted call, their comparison), the comparison ``None``
-#: for a pair claimed as identical (every argument a match: :func:`identical`).
-Pair = tuple[ExpectedCall, PredictedCall, "Comparison | None"]
-
-
-class CallMatch(NamedTuple):
-    """A predicted call assigned to a gold call, with its per-argument verdicts.
-
-    ``exact`` is BFCL's verdict for the pair; ``tp``/``fp``/``fn`` are the pair's weighted
-    counts; ``cost`` is the importance of the arguments that differ (each counted once).
-    """
-
-    gold_index: int
-    pred_index: int
-    tool: str
-    args: tuple[ArgVerdict, ...]
-    exact: bool
-    tp: float
-    fp: float
-    fn: float
-    cost: float
-
-    @property
-    def counts(self) -> FieldCounts:
-        """The pair's weighted TP/FP/FN."""
-        return FieldCounts(self.tp, self.fp, self.fn)
-
-    @property
-    def wrong_args(self) -> tuple[ArgVerdict, ...]:
-        """The arguments that were not a match."""
-        return tuple(a for a in self.args if a.verdict != "match")
 
 
 @dataclass(frozen=True)
@@ -72,106 +42,38 @@ class UnmatchedCall:
     cost: float
 
 
-@dataclass(frozen=True, init=False, eq=False, repr=False)
+#: One assigned pair: the gold call, the predicted call given to it and their comparison,
+#: ``None`` for a pair claimed as identical (every argument a match; spelled out by
+#: :func:`~ek.agents.toolcalls.compare.identical` when :attr:`MatchResult.matched` is read).
+Pair = tuple[ExpectedCall, PredictedCall, "CallMatch | None"]
+
+
+@dataclass(frozen=True)
 class MatchResult:
     """The assignment of predicted to gold calls and the weighted counts it adds up to.
 
-    :func:`~ek.agents.toolcalls.assign.match` builds it from the prepared calls. The
-    per-argument views (:attr:`matched`, :attr:`missing`, :attr:`extra`, :attr:`wrong_args`)
-    are built from them the first time one is read; the explanation (:attr:`reason`,
-    :meth:`to_dict`) needs only the pairs, so a Score never spells out the verdicts of the
-    pairs that were claimed as identical. Two results are equal when their views are.
+    :func:`~ek.agents.toolcalls.assign.match` builds it (through :func:`build_result`).
 
     Attributes:
-        pairs: The assigned pairs (gold call, predicted call, comparison), in gold order.
-        missing_calls: The gold calls no predicted call was assigned to, in index order.
-        extra_calls: The predicted calls assigned to no gold call, in index order.
+        pairs: The assigned pairs, in gold order (see :data:`Pair`).
+        missing: Gold calls with no predicted call (their ``cost`` is their mass), in index order.
+        extra: Predicted calls assigned to no gold call, in index order.
         tp: Weighted true positives over all of it (:attr:`counts` holds the three).
         fp: Weighted false positives.
         fn: Weighted false negatives.
-        n_exact: How many of the pairs are exact.
     """
 
     pairs: tuple[Pair, ...]
-    missing_calls: tuple[ExpectedCall, ...]
-    extra_calls: tuple[PredictedCall, ...]
+    missing: tuple[UnmatchedCall, ...]
+    extra: tuple[UnmatchedCall, ...]
     tp: float
     fp: float
     fn: float
-    n_exact: int
 
-    def __init__(
-        self,
-        pairs: Sequence[Pair],
-        missing_calls: Sequence[ExpectedCall],
-        extra_calls: Sequence[PredictedCall],
-        tp: float,
-        fp: float,
-        fn: float,
-        n_exact: int,
-    ) -> None:
-        # The fields in one step (the generated __init__ of a frozen dataclass makes one
-        # object.__setattr__ call a field: a tenth of the cost of scoring a perfect episode).
-        self.__dict__.update(
-            pairs=tuple(pairs),
-            missing_calls=tuple(missing_calls),
-            extra_calls=tuple(extra_calls),
-            tp=tp,
-            fp=fp,
-            fn=fn,
-            n_exact=n_exact,
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, MatchResult):
-            return NotImplemented
-        return self._views() == other._views()
-
-    def __hash__(self) -> int:
-        return hash(self._views())
-
-    def __repr__(self) -> str:
-        return (
-            f"MatchResult(matched={self.matched!r}, missing={self.missing!r}, "
-            f"extra={self.extra!r}, counts={self.counts!r})"
-        )
-
-    def _views(self) -> tuple[Any, ...]:
-        return (self.matched, self.missing, self.extra, self.counts)
-
-    # -- the per-argument views, built on first read and kept (in the instance dict, as
-    #    functools.cached_property keeps them; two threads racing build equal views)
-
-    @property
+    @cached_property
     def matched(self) -> tuple[CallMatch, ...]:
         """The assigned pairs with their per-argument verdicts, in gold order."""
-        got = self.__dict__.get("_matched")
-        if got is None:
-            got = self.__dict__["_matched"] = tuple([_call_match(*pr) for pr in self.pairs])
-        return got
-
-    @property
-    def missing(self) -> tuple[UnmatchedCall, ...]:
-        """Gold calls with no predicted call (their ``cost`` is their mass)."""
-        got = self.__dict__.get("_missing")
-        if got is None:
-            got = self.__dict__["_missing"] = _unmatched(self.missing_calls)
-        return got
-
-    @property
-    def extra(self) -> tuple[UnmatchedCall, ...]:
-        """Predicted calls assigned to no gold call."""
-        got = self.__dict__.get("_extra")
-        if got is None:
-            got = self.__dict__["_extra"] = _unmatched(self.extra_calls)
-        return got
-
-    @property
-    def wrong_args(self) -> tuple[tuple[CallMatch, ArgVerdict], ...]:
-        """Every (pair, argument) that was not a match, in gold order."""
-        return tuple([(m, a) for m in self.matched if not m.exact for a in m.wrong_args])
-
-    # -- the counts, the verdict and the explanation
+        return tuple(c if c is not None else identical(p, g) for g, p, c in self.pairs)
 
     @property
     def counts(self) -> FieldCounts:
@@ -179,9 +81,14 @@ class MatchResult:
         return FieldCounts(self.tp, self.fp, self.fn)
 
     @property
+    def n_exact(self) -> int:
+        """How many of the pairs are exact (BFCL's verdict for a pair)."""
+        return sum(c is None or c.exact for _, _, c in self.pairs)
+
+    @property
     def valid(self) -> bool:
         """BFCL's verdict: every gold call matched exactly and nothing extra."""
-        return not self.missing_calls and not self.extra_calls and self.n_exact == len(self.pairs)
+        return not self.missing and not self.extra and self.n_exact == len(self.pairs)
 
     @property
     def value(self) -> float:
@@ -189,86 +96,107 @@ class MatchResult:
         return f1_score(self.tp, self.fp, self.fn)
 
     @property
+    def wrong_args(self) -> tuple[tuple[CallMatch, ArgVerdict], ...]:
+        """Every (pair, argument) that was not a match, in gold order."""
+        return tuple(
+            (c, a) for _, _, c in self.pairs if c is not None and not c.exact for a in c.wrong_args
+        )
+
+    @cached_property
     def reason(self) -> str:
         """One paragraph a person can read: what matched, what is missing, extra or wrong."""
-        return self.explain(self.value, self.valid)
-
-    def explain(self, f1: float, valid: bool) -> str:
-        """:attr:`reason`, given :attr:`value` and :attr:`valid` (the caller has them)."""
-        n_matched = len(self.pairs)
         n_exact = self.n_exact
-        # The parts are added to one string (a list of them joined costs ~1k more).
-        reason = (
-            f"{'valid' if valid else 'invalid'}: {n_exact} of "
-            f"{n_matched + len(self.missing_calls)} gold call(s) matched exactly"
+        n_wrong = len(self.pairs) - n_exact
+        n_gold = len(self.pairs) + len(self.missing)
+        verdict = "valid" if self.valid else "invalid"
+        parts = [f"{verdict}: {n_exact} of {n_gold} gold call(s) matched exactly"]
+        if n_wrong:
+            parts.append(f", {n_wrong} with argument errors")
+        if self.missing:
+            parts.append("; missing " + _enumerate([_missing_text(u) for u in self.missing]))
+        if self.extra:
+            parts.append("; extra " + _enumerate([_extra_text(u) for u in self.extra]))
+        if n_wrong:
+            wrong = [_wrong_text(m, a) for m, a in self.wrong_args]
+            parts.append("; wrong arguments: " + _enumerate(wrong))
+        parts.append(
+            f"; weighted TP {self.tp:g}, FP {self.fp:g}, FN {self.fn:g}, F1 {self.value:.4f}"
         )
-        if n_matched != n_exact:
-            reason += f", {n_matched - n_exact} with argument errors"
-        if self.missing_calls:
-            reason += "; missing " + _enumerate([_missing_text(g) for g in self.missing_calls])
-        if self.extra_calls:
-            reason += "; extra " + _enumerate([_extra_text(p) for p in self.extra_calls])
-        if n_matched != n_exact:
-            wrong = [_wrong_text(g, p, a) for g, p, a in self._wrong_rows()]
-            reason += "; wrong arguments: " + _enumerate(wrong)
-        counts = (self.tp, self.fp, self.fn, f1)  # (one % call formats all four: the cheapest)
-        return reason + "; weighted TP %g, FP %g, FN %g, F1 %.4f" % counts  # noqa: UP031
+        return "".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready breakdown: the ``matched``, ``missing``, ``extra`` and ``wrong_args``
-        rows that :class:`~ek.agents.toolcalls.ToolCallMetric` puts in its detail."""
-        matched, missing, extra, wrong_args = self.breakdown()
-        return {"matched": matched, "missing": missing, "extra": extra, "wrong_args": wrong_args}
-
-    def breakdown(self) -> tuple[Rows, Rows, Rows, Rows]:
-        """The four lists of :meth:`to_dict`, in its order: ``matched``, ``missing``, ``extra``
-        and ``wrong_args`` (new lists of new dicts at each call).
-
-        :func:`~ek.agents.toolcalls.tool_call_score` puts them in its detail's one dict display
-        (merging the dict of :meth:`to_dict` into it costs ~1.5k instructions more).
+        rows that :func:`tool_call_score` puts in its detail (new lists at each call).
 
         Example:
-            >>> MatchResult((), (), (), 0.0, 0.0, 0.0, 0).breakdown()
-            ([], [], [], [])
+            >>> MatchResult((), (), (), 0.0, 0.0, 0.0).to_dict()
+            {'matched': [], 'missing': [], 'extra': [], 'wrong_args': []}
         """
-        matched = [
-            {"gold": g.index, "pred": p.index, "tool": g.tool, "exact": c is None or c.exact}
-            for g, p, c in self.pairs
-        ]
-        missing = [_missing_row(g) for g in self.missing_calls] if self.missing_calls else []
-        extra = [_extra_row(p) for p in self.extra_calls] if self.extra_calls else []
-        wrong_args = (
-            [_wrong_row(g, p, a) for g, p, a in self._wrong_rows()]
-            if self.n_exact != len(self.pairs)
-            else []
-        )
-        return matched, missing, extra, wrong_args
-
-    def _wrong_rows(self) -> tuple[tuple[ExpectedCall, PredictedCall, ArgVerdict], ...]:
-        """(gold call, predicted call, verdict) of every argument that was not a match (built
-        once: the reason and the breakdown both list them)."""
-        got = self.__dict__.get("_wrong")
-        if got is None:
-            wrong = []  # (a loop: a nested comprehension is a function call, ~1.5k more)
-            for g, p, c in self.pairs:
-                if c is not None and not c.exact:
-                    for a in c.verdicts:
-                        if a.verdict != "match":
-                            wrong.append((g, p, a))
-            got = self.__dict__["_wrong"] = tuple(wrong)
-        return got
+        return {
+            "matched": [
+                {"gold": g.index, "pred": p.index, "tool": g.tool, "exact": c is None or c.exact}
+                for g, p, c in self.pairs
+            ],
+            "missing": [_missing_row(u) for u in self.missing],
+            "extra": [_extra_row(u) for u in self.extra],
+            "wrong_args": [_wrong_row(m, a) for m, a in self.wrong_args],
+        }
 
 
-def _call_match(g: ExpectedCall, p: PredictedCall, c: Comparison | None) -> CallMatch:
-    if c is None:
-        c = identical(p, g)
-    return CallMatch(g.index, p.index, g.tool, c.verdicts, c.exact, c.tp, c.fp, c.fn, c.cost)
+def build_result(
+    pairs: Sequence[Pair], missing: Sequence[ExpectedCall], extra: Sequence[PredictedCall]
+) -> MatchResult:
+    """The :class:`MatchResult` of an assignment: its pairs (in gold order), the gold calls left
+    missing and the predicted calls left extra (in index order). The counts are summed in that
+    order: each pair's counts (a pair claimed as identical earns its predicted call's mass,
+    what every argument's match charge adds up to), then each missing call's mass as FN and
+    each extra call's as FP.
+    """
+    tp = fp = fn = 0.0
+    for _, p, c in pairs:
+        if c is None:
+            tp += p.mass
+        else:
+            tp += c.tp
+            fp += c.fp
+            fn += c.fn
+    for g in missing:
+        fn += g.mass
+    for p in extra:
+        fp += p.mass
+    return MatchResult(
+        tuple(pairs),
+        tuple([UnmatchedCall(g.index, g.tool, g.args, g.mass) for g in missing]),
+        tuple([UnmatchedCall(p.index, p.tool, p.args, p.mass) for p in extra]),
+        tp,
+        fp,
+        fn,
+    )
 
 
-def _unmatched(
-    calls: Sequence[ExpectedCall] | Sequence[PredictedCall],
-) -> tuple[UnmatchedCall, ...]:
-    return tuple([UnmatchedCall(c.index, c.tool, c.args, c.mass) for c in calls])
+def tool_call_score(result: MatchResult) -> Score:
+    """The :class:`~ek.base.Score` of a :class:`MatchResult` (the pure function behind the metric).
+
+    ``value`` = weighted F1; ``detail`` holds ``tp``/``fp``/``fn`` (weighted), ``passed`` = ``valid``
+    (BFCL's verdict), ``higher_is_better``, a ``reason`` and the ``matched`` / ``missing`` /
+    ``extra`` / ``wrong_args`` rows of :meth:`MatchResult.to_dict`.
+
+    Example:
+        >>> tool_call_score(MatchResult((), (), (), 0.0, 0.0, 0.0)).detail["passed"]
+        True
+    """
+    valid = result.valid
+    detail = {
+        "tp": result.tp,
+        "fp": result.fp,
+        "fn": result.fn,
+        "passed": valid,
+        "valid": valid,
+        "higher_is_better": True,
+        "reason": result.reason,
+        **result.to_dict(),
+    }
+    return Score(result.value, ReadOnlyDict(detail))
 
 
 # --------------------------------------------------------------------------- rendering
@@ -289,51 +217,51 @@ def _brief(expected: Any) -> str:
     return short_repr(shown, 40)
 
 
-def _malformed_reason(p: PredictedCall) -> str | None:
+def _malformed_reason(u: UnmatchedCall) -> str | None:
     """Why a predicted call could not be read (a :data:`MALFORMED_TOOL` call), else ``None``."""
-    if p.tool != MALFORMED_TOOL:
+    if u.tool != MALFORMED_TOOL:
         return None
-    reason = getattr(p.args, "reason", None)
+    reason = getattr(u.args, "reason", None)
     return reason if isinstance(reason, str) else None
 
 
-def _missing_text(g: ExpectedCall) -> str:
-    return f"{g.tool} (gold #{g.index}, cost {g.mass:g})"
+def _missing_text(u: UnmatchedCall) -> str:
+    return f"{u.tool} (gold #{u.index}, cost {u.cost:g})"
 
 
-def _extra_text(p: PredictedCall) -> str:
-    why = _malformed_reason(p)
-    return f"{p.tool} (call #{p.index}, cost {p.mass:g}{'' if why is None else ', ' + why})"
+def _extra_text(u: UnmatchedCall) -> str:
+    why = _malformed_reason(u)
+    return f"{u.tool} (call #{u.index}, cost {u.cost:g}{'' if why is None else ', ' + why})"
 
 
-def _wrong_text(g: ExpectedCall, p: PredictedCall, a: ArgVerdict) -> str:
-    verdict = a.verdict
-    if verdict == "wrong":
+def _wrong_text(m: CallMatch, a: ArgVerdict) -> str:
+    if a.verdict == "wrong":
         what = f"got {short_repr(a.predicted, 40)}, expected {_brief(a.expected)} ({a.reason})"
-    elif verdict == "missing":
+    elif a.verdict == "missing":
         what = f"missing ({a.reason})"
     else:
         what = f"unexpected {short_repr(a.predicted, 40)} ({a.reason})"
-    return f"{g.tool}.{a.arg} (call #{p.index} vs gold #{g.index}) {what}, cost {a.importance:g}"
+    where = f"(call #{m.pred_index} vs gold #{m.gold_index})"
+    return f"{m.tool}.{a.arg} {where} {what}, cost {a.importance:g}"
 
 
-def _missing_row(g: ExpectedCall) -> dict[str, Any]:
-    return {"gold": g.index, "tool": g.tool, "args": show(g.args), "cost": g.mass}
+def _missing_row(u: UnmatchedCall) -> dict[str, Any]:
+    return {"gold": u.index, "tool": u.tool, "args": show(u.args), "cost": u.cost}
 
 
-def _extra_row(p: PredictedCall) -> dict[str, Any]:
-    row = {"pred": p.index, "tool": p.tool, "args": dict(p.args), "cost": p.mass}
-    why = _malformed_reason(p)
+def _extra_row(u: UnmatchedCall) -> dict[str, Any]:
+    row = {"pred": u.index, "tool": u.tool, "args": dict(u.args), "cost": u.cost}
+    why = _malformed_reason(u)
     if why is not None:  # a malformed predicted call: why it could not be read
         row["reason"] = why
     return row
 
 
-def _wrong_row(g: ExpectedCall, p: PredictedCall, a: ArgVerdict) -> dict[str, Any]:
+def _wrong_row(m: CallMatch, a: ArgVerdict) -> dict[str, Any]:
     return {
-        "gold": g.index,
-        "pred": p.index,
-        "tool": g.tool,
+        "gold": m.gold_index,
+        "pred": m.pred_index,
+        "tool": m.tool,
         "arg": a.arg,
         "verdict": a.verdict,
         "predicted": a.predicted,

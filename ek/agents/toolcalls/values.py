@@ -27,18 +27,14 @@ from typing import Any
 
 from ek._validate import short_repr
 from ek.agents.toolcalls.gold import AnyOf
-from ek.canon import (
-    Canonicalizer,
-    bfcl_canonicalizer,
-    default_canonicalizer,
-    raw_canonicalizer,
-)
+from ek.canon import Canonicalizer
 from ek.grammar import FieldSpec, GraphGrammar
 
 __all__ = [
     "MAX_DEPTH",
     "PYTYPE",
     "AnyPattern",
+    "CanonicalStrings",
     "Context",
     "DictPattern",
     "ListPattern",
@@ -57,8 +53,6 @@ NAN = ("\x00nan",)
 MAX_DEPTH = 100
 _MEMO_MAX = 200_000
 
-#: The built-in canonicalisers change strings only (ek.canon: "other values pass through").
-_NUMBERS_UNCHANGED = frozenset({default_canonicalizer(), bfcl_canonicalizer(), raw_canonicalizer()})
 
 #: BFCL's doc type -> Python type table (``any`` is checked as ``str``, as BFCL does), plus the
 #: JSON-schema names ToolSpec normalises to.
@@ -102,7 +96,7 @@ class Tool:
     ``fields`` is ``None`` when the grammar declares no arguments for the tool (no schema).
     """
 
-    __slots__ = ("default_importance", "fields", "importances", "types", "weight")
+    __slots__ = ("default_importance", "fields", "importances", "required", "types", "weight")
 
     def __init__(self, grammar: GraphGrammar | None, name: str) -> None:
         node = None if grammar is None else grammar.node(name)
@@ -114,9 +108,12 @@ class Tool:
         self.fields: dict[str, FieldSpec] | None = (
             None if node is None or not node.fields else {f.name: f for f in node.fields}
         )
-        self.types: dict[str, tuple[type, type | None] | None] = (
-            {} if self.fields is None else {k: field_types(f) for k, f in self.fields.items()}
-        )
+        fields = {} if self.fields is None else self.fields
+        self.types: dict[str, tuple[type, type | None] | None] = {
+            k: field_types(f) for k, f in fields.items()
+        }
+        #: The arguments the schema requires, in its order.
+        self.required: tuple[str, ...] = tuple(k for k, f in fields.items() if f.required)
 
     def importance(self, arg: str) -> float:
         """The importance of argument ``arg`` (the grammar's default when it names none)."""
@@ -139,44 +136,52 @@ def _enter(v: Any, path: tuple[int, ...]) -> tuple[int, ...]:
     return (*path, id(v))
 
 
+class CanonicalStrings(dict[str, Any]):
+    """The canonical form of every string looked up, computed on its first look-up (the same
+    strings recur across a corpus); emptied when it grows past 200,000 strings."""
+
+    def __init__(self, canon: Canonicalizer) -> None:
+        super().__init__()
+        self.canon = canon
+
+    def __missing__(self, s: str) -> Any:
+        if len(self) >= _MEMO_MAX:
+            self.clear()
+        self[s] = canonical = self.canon(s)
+        return canonical
+
+
 class Context:
-    """The look-ups of one scoring setup: the grammar's tools and the canonicaliser's memo.
+    """The look-ups of one scoring setup: the grammar's tools and the canonical strings.
 
     Args:
         grammar: Costs and schemas (``None`` = unit costs, no schemas).
         canon: The canonicaliser applied to every leaf value.
-        memo: Canonical strings already computed (shared by every Context of one metric).
     """
 
-    __slots__ = ("canon", "grammar", "memo", "numbers_unchanged", "tools")
+    __slots__ = ("canon", "grammar", "memo", "tools")
 
-    def __init__(
-        self,
-        grammar: GraphGrammar | None,
-        canon: Canonicalizer,
-        memo: dict[str, Any] | None = None,
-    ) -> None:
+    def __init__(self, grammar: GraphGrammar | None, canon: Canonicalizer) -> None:
         self.grammar = grammar
         self.canon = canon
-        self.memo: dict[str, Any] = {} if memo is None else memo
-        self.numbers_unchanged = canon in _NUMBERS_UNCHANGED
+        self.memo = CanonicalStrings(canon)
         self.tools: dict[str, Tool] = {}
+
+    def for_grammar(self, grammar: GraphGrammar | None) -> Context:
+        """A context for another grammar with the same canonicaliser, sharing its strings."""
+        ctx = Context(grammar, self.canon)
+        ctx.memo = self.memo
+        return ctx
 
     def tool(self, name: str) -> Tool:
         """The grammar's :class:`Tool` entry for ``name`` (built once)."""
-        t = self.tools.get(name)
-        if t is None:
-            t = self.tools[name] = Tool(self.grammar, name)
-        return t
+        if name not in self.tools:
+            self.tools[name] = Tool(self.grammar, name)
+        return self.tools[name]
 
     def text(self, s: str) -> Any:
-        """The canonical form of string ``s`` (memoised: the same strings recur in a corpus)."""
-        r = self.memo.get(s)
-        if r is None:
-            if len(self.memo) > _MEMO_MAX:
-                self.memo.clear()
-            r = self.memo[s] = self.canon(s)
-        return r
+        """The canonical form of string ``s``."""
+        return self.memo[s]
 
     def freeze(self, v: Any, path: tuple[int, ...] = ()) -> Any:
         """Canonicalise every leaf and return a hashable, type-tagged form (bool != int).
@@ -185,14 +190,14 @@ class Context:
         """
         t = type(v)
         if t is str:
-            return self.text(v)
+            return self.memo[v]
         if v is None:
             return None
         if t is bool:
             return (BOOL, v)
         if t is int or t is float:
             return self._number(v, path)
-        if t is dict or t is list or t is tuple or isinstance(v, (Mapping, list, tuple)):
+        if isinstance(v, (Mapping, list, tuple)):
             return self._container(v, path)
         if isinstance(v, bool):
             return (BOOL, bool(v))
@@ -201,30 +206,15 @@ class Context:
         raise _bad_value(v)
 
     def _number(self, v: float, path: tuple[int, ...]) -> Any:
-        if not self.numbers_unchanged:
-            v = self.canon(v)
-            if type(v) is not int and type(v) is not float:
-                return self.freeze(v, path)
+        v = self.canon(v)
+        if type(v) is not int and type(v) is not float:
+            return self.freeze(v, path)
         return v if v == v else NAN  # NaN equals NaN
 
     def _container(self, v: Any, path: tuple[int, ...]) -> Any:
-        if type(v) is list or type(v) is tuple or not isinstance(v, Mapping):
-            if len(path) >= MAX_DEPTH:
-                _enter(v, path)  # raises
-            memo = self.memo
-            items = []
-            # The path into v, entered at its first element that is not a known string (a
-            # list of strings cannot hold itself: a cycle needs a container).
-            p: tuple[int, ...] | None = None
-            for x in v:  # (a loop: strings, the common element, straight from the memo)
-                fx = memo.get(x) if type(x) is str else None
-                if fx is None:
-                    if p is None:
-                        p = _enter(v, path)
-                    fx = self.freeze(x, p)
-                items.append(fx)
-            return (LIST, tuple(items))
         p = _enter(v, path)
+        if not isinstance(v, Mapping):
+            return (LIST, tuple(self.freeze(x, p) for x in v))
         items = []
         for k, x in v.items():
             if type(k) is not str:
@@ -283,11 +273,8 @@ def is_pattern(x: Any) -> bool:
 def compile_pattern(x: Any, ctx: Context, path: tuple[int, ...] = ()) -> Any:
     """A gold value as a pattern: a literal becomes its frozen form, AnyOf and containers
     holding AnyOf become pattern objects."""
-    t = type(x)
-    if t in _SCALARS:
+    if type(x) in _SCALARS:
         return ctx.freeze(x)
-    if (t is list or t is tuple) and _flat(x):
-        return ctx.freeze(x, path)  # a flat literal list: nothing to compile
     if isinstance(x, AnyOf):
         alts = [compile_pattern(a, ctx, path) for a in x.values]
         lits = frozenset(a for a in alts if not is_pattern(a))
@@ -304,14 +291,6 @@ def compile_pattern(x: Any, ctx: Context, path: tuple[int, ...] = ()) -> Any:
             items[k] = compile_pattern(v, ctx, p)
         return DictPattern(items)
     return ctx.freeze(x, path)
-
-
-def _flat(x: list[Any] | tuple[Any, ...]) -> bool:
-    """Does ``x`` hold scalars only?"""
-    for v in x:  # noqa: SIM110 (a loop: all() over a generator costs several times more)
-        if type(v) not in _SCALARS:
-            return False
-    return True
 
 
 def _has_anyof(x: Any, path: tuple[int, ...]) -> bool:
