@@ -132,8 +132,7 @@ class IsotonicCalibrator:
         ys = _finite_tuple("IsotonicCalibrator.ys", self.ys)
         if not xs or len(xs) != len(ys):
             raise ValueError(
-                f"IsotonicCalibrator needs equal, non-empty xs and ys, got {len(xs)} "
-                f"and {len(ys)}"
+                f"IsotonicCalibrator needs equal, non-empty xs and ys, got {len(xs)} and {len(ys)}"
             )
         if any(b <= a for a, b in itertools.pairwise(xs)):
             raise ValueError("IsotonicCalibrator.xs must be strictly increasing")

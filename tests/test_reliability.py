@@ -143,7 +143,9 @@ def test_difference_interval_is_welchs_t_interval() -> None:
     cur, base = [0.3, 2.0, 1.1, 0.7, 1.9], [0.1, 0.4, 0.2, 1.5, 0.0, 0.9, 0.3]
     ref = stats.ttest_ind(cur, base, equal_var=False).confidence_interval(0.9)
     iv = difference_interval(cur, base, 0.9)
-    assert iv.low == pytest.approx(ref.low, abs=1e-9) and iv.high == pytest.approx(ref.high, abs=1e-9)
+    assert iv.low == pytest.approx(ref.low, abs=1e-9) and iv.high == pytest.approx(
+        ref.high, abs=1e-9
+    )
 
 
 def test_difference_interval_degenerate_cases() -> None:

@@ -78,7 +78,7 @@ def _metric_data(tr: Any) -> dict[str, Any]:
 def _check_success(success: Any, results: Sequence[Any]) -> Success:
     """``success`` as a name or a callable; a metric object is named by its ``__name__``."""
     if success is None or callable(success):
-        return success  # type: ignore[no-any-return]
+        return success
     if not isinstance(success, str):
         name = getattr(success, "__name__", None)
         if not isinstance(name, str):

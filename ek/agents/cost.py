@@ -99,7 +99,9 @@ class ModelPrice:
         opt_str("ModelPrice.model", self.model)
         opt_str("ModelPrice.source", self.source)
         extra = check_mapping("ModelPrice.extra", self.extra)
-        rates = {k: finite(f"ModelPrice.extra[{k!r:.60}]", v, minimum=0.0) for k, v in extra.items()}
+        rates = {
+            k: finite(f"ModelPrice.extra[{k!r:.60}]", v, minimum=0.0) for k, v in extra.items()
+        }
         object.__setattr__(self, "extra", ReadOnlyDict(rates))
 
     def to_dict(self) -> dict[str, Any]:
