@@ -44,8 +44,9 @@ install: $(STAMP_ALL)
 install-core: $(STAMP_CORE)
 
 lint: install
-	$(BIN)/ruff check ek adapters tests examples bench
-	$(BIN)/ruff format --check ek adapters tests examples bench
+	$(BIN)/ruff check ek adapters tests examples bench tools
+	$(BIN)/ruff format --check ek adapters tests examples bench tools
+	$(BIN)/python tools/complexity.py ek adapters
 
 # adapters/<name> are installed as ek.adapters.<name>; checked as their own package bases so
 # that adapters/inspect does not shadow the standard library's inspect module.
