@@ -202,36 +202,22 @@ def _coincidences(
     return o, marg
 
 
-def _distance(
-    level: str,
-    values: list[Any],
-    marg: Mapping[Any, float],
-    value_domain: Sequence[Hashable] | None,
-) -> Any:
-    if level == "nominal":
-        return lambda a, b: 0.0 if a == b else 1.0
-    if value_domain is not None:
-        rank = {v: i for i, v in enumerate(value_domain)}
-        unknown = [v for v in values if v not in rank]
-        if unknown:
-            raise ValueError(
-                f"values {short_repr(unknown[:5])} are not in value_domain {short_repr(value_domain)}"
-            )
-        pos = {v: float(rank[v]) for v in values}
-    else:
-        pos = {v: float(v) for v in values}
-    if level == "interval":
-        return lambda a, b: (pos[a] - pos[b]) ** 2
-    if level == "ratio":
-        if any(p < 0 for p in pos.values()):
-            raise ValueError("ratio level needs non-negative values")
+def _positions(values: list[Any], value_domain: Sequence[Hashable] | None) -> dict[Any, float]:
+    """Each value's place on the scale: its rank in ``value_domain``, else the value itself."""
+    if value_domain is None:
+        return {v: float(v) for v in values}
+    rank = {v: i for i, v in enumerate(value_domain)}
+    unknown = [v for v in values if v not in rank]
+    if unknown:
+        raise ValueError(
+            f"values {short_repr(unknown[:5])} are not in value_domain {short_repr(value_domain)}"
+        )
+    return {v: float(rank[v]) for v in values}
 
-        def ratio(a: Any, b: Any) -> float:
-            s = pos[a] + pos[b]
-            return 0.0 if s == 0.0 else ((pos[a] - pos[b]) / s) ** 2
 
-        return ratio
-    # ordinal: (sum of n_g for g between the two ranks, minus half the two end counts)^2
+def _ordinal(values: list[Any], pos: Mapping[Any, float], marg: Mapping[Any, float]) -> Any:
+    """The ordinal distance: (sum of n_g for g between the two ranks, minus half the two end
+    counts)^2."""
     order = sorted(values, key=lambda v: pos[v])
     idx = {v: i for i, v in enumerate(order)}
     cum = [0.0]
@@ -244,6 +230,29 @@ def _distance(
         return s * s
 
     return ordinal
+
+
+def _distance(
+    level: str,
+    values: list[Any],
+    marg: Mapping[Any, float],
+    value_domain: Sequence[Hashable] | None,
+) -> Any:
+    if level == "nominal":
+        return lambda a, b: 0.0 if a == b else 1.0
+    pos = _positions(values, value_domain)
+    if level == "interval":
+        return lambda a, b: (pos[a] - pos[b]) ** 2
+    if level == "ratio":
+        if any(p < 0 for p in pos.values()):
+            raise ValueError("ratio level needs non-negative values")
+
+        def ratio(a: Any, b: Any) -> float:
+            s = pos[a] + pos[b]
+            return 0.0 if s == 0.0 else ((pos[a] - pos[b]) / s) ** 2
+
+        return ratio
+    return _ordinal(values, pos, marg)
 
 
 def krippendorff_alpha(

@@ -128,12 +128,8 @@ def to_json_safe(obj: Any, _depth: int = 0) -> Any:
     if _depth > MAX_DEPTH:
         raise _too_deep("to_json_safe")
     d = _depth + 1
-    if isinstance(obj, str):
-        if obj in NONFINITE_SPELLINGS and not isinstance(obj, _Spelled):
-            return {_STR_TAG: str(obj)}
-        return obj
-    if isinstance(obj, float):
-        return encode_float(obj)
+    if isinstance(obj, (str, float)):
+        return _leaf_json_safe(obj)
     if isinstance(obj, Mapping):
         if _tagged(obj)[0]:  # already encoded (or an older file's tag): keep it
             return {str(k): str(v) for k, v in obj.items()}
@@ -151,6 +147,20 @@ def to_json_safe(obj: Any, _depth: int = 0) -> Any:
     to_dict = getattr(obj, "to_dict", None)
     if callable(to_dict):
         return to_json_safe(to_dict(), d)
+    return _repr_text(obj)
+
+
+def _leaf_json_safe(obj: str | float) -> Any:
+    """A string (escaped when it spells a non-finite float) or a float (spelled when non-finite)."""
+    if isinstance(obj, float):
+        return encode_float(obj)
+    if obj in NONFINITE_SPELLINGS and not isinstance(obj, _Spelled):
+        return {_STR_TAG: str(obj)}
+    return obj
+
+
+def _repr_text(obj: Any) -> str:
+    """What JSON holds of an object it cannot: its ``repr`` (its type, when ``repr`` raises)."""
     try:
         return repr(obj)
     except Exception:  # an object whose repr raises is written as its type

@@ -196,6 +196,43 @@ def _finite_tuple(owner: str, values: Any) -> tuple[float, ...]:
     return tuple(finite(f"{owner}[{i}]", v) for i, v in enumerate(values))
 
 
+def _labelled(
+    scores: Sequence[float], labels: Sequence[float], weights: Sequence[float] | None
+) -> tuple[list[float], list[float], list[float]]:
+    """The labelled examples checked: finite scores, labels in [0, 1], positive weights."""
+    x = [finite(f"scores[{i}]", v) for i, v in enumerate(scores)]
+    y = [finite(f"labels[{i}]", v) for i, v in enumerate(labels)]
+    if len(x) != len(y):
+        raise ValueError(f"scores and labels must have equal length, got {len(x)} and {len(y)}")
+    if not x:
+        raise ValueError("fit_isotonic needs at least one labelled example, got 0")
+    bad = [v for v in y if not 0.0 <= v <= 1.0]
+    if bad:
+        raise ValueError(f"labels must lie in [0, 1] (probabilities of acceptance), got {bad[:5]}")
+    if weights is None:
+        return x, y, [1.0] * len(x)
+    w = [finite(f"weights[{i}]", v) for i, v in enumerate(weights)]
+    if len(w) != len(x):
+        raise ValueError(f"weights must match scores in length, got {len(w)} and {len(x)}")
+    if any(v <= 0 for v in w):
+        raise ValueError("weights must be > 0")
+    return x, y, w
+
+
+def _pool_ties(
+    x: Sequence[float], y: Sequence[float], w: Sequence[float]
+) -> tuple[list[float], list[float], list[float]]:
+    """Tied scores pooled: the distinct scores sorted, each with its weighted mean label and
+    total weight."""
+    pooled: dict[float, list[float]] = {}
+    for xi, yi, wi in zip(x, y, w):
+        acc = pooled.setdefault(xi, [0.0, 0.0])
+        acc[0] += yi * wi
+        acc[1] += wi
+    ux = sorted(pooled)
+    return ux, [pooled[v][0] / pooled[v][1] for v in ux], [pooled[v][1] for v in ux]
+
+
 def fit_isotonic(
     scores: Sequence[float],
     labels: Sequence[float],
@@ -223,28 +260,8 @@ def fit_isotonic(
         >>> [round(cal(x), 3) for x in (1, 2.5, 5, 9)]
         [0.0, 0.5, 1.0, 1.0]
     """
-    x = [finite(f"scores[{i}]", v) for i, v in enumerate(scores)]
-    y = [finite(f"labels[{i}]", v) for i, v in enumerate(labels)]
-    if len(x) != len(y):
-        raise ValueError(f"scores and labels must have equal length, got {len(x)} and {len(y)}")
-    if not x:
-        raise ValueError("fit_isotonic needs at least one labelled example, got 0")
-    bad = [v for v in y if not 0.0 <= v <= 1.0]
-    if bad:
-        raise ValueError(f"labels must lie in [0, 1] (probabilities of acceptance), got {bad[:5]}")
-    w = [1.0] * len(x) if weights is None else [finite(f"weights[{i}]", v) for i, v in enumerate(weights)]  # fmt: skip
-    if len(w) != len(x):
-        raise ValueError(f"weights must match scores in length, got {len(w)} and {len(x)}")
-    if any(v <= 0 for v in w):
-        raise ValueError("weights must be > 0")
-    pooled: dict[float, list[float]] = {}
-    for xi, yi, wi in zip(x, y, w):
-        acc = pooled.setdefault(xi, [0.0, 0.0])
-        acc[0] += yi * wi
-        acc[1] += wi
-    ux = sorted(pooled)
-    uy = [pooled[v][0] / pooled[v][1] for v in ux]
-    uw = [pooled[v][1] for v in ux]
+    x, y, w = _labelled(scores, labels, weights)
+    ux, uy, uw = _pool_ties(x, y, w)
     if increasing:
         fitted = isotonic_regression(uy, uw)
     else:
@@ -407,25 +424,9 @@ def estimate_quality(
     if threshold is not None:
         _check_gateable(sigs, cals)
     if escalate is not None:
-        low, high = (finite("escalate[0]", escalate[0]), finite("escalate[1]", escalate[1]))
-        if not 0.0 <= low < high <= 1.0:
-            raise ValueError(
-                f"escalate must be (low, high) with 0 <= low < high <= 1, got {escalate}"
-            )
-
-    raw, calibrated, ran = {}, {}, []
-    decided_by: str | None = None
-    skipped: tuple[str, ...] = ()
-    for i, s in enumerate(sigs):
-        raw[s.name] = _run(s, output)
-        ran.append(s.name)
-        if s.name in cals:
-            calibrated[s.name] = cals[s.name](raw[s.name])
-            decided_by = s.name
-            p = calibrated[s.name]
-            if escalate is not None and (p <= escalate[0] or p >= escalate[1]):
-                skipped = tuple(x.name for x in sigs[i + 1 :])
-                break
+        _check_escalate(escalate)
+    raw, calibrated, ran, skipped = _cascade(output, sigs, cals, escalate)
+    decided_by = next(reversed(calibrated), None)  # the last calibrated signal that ran
     prob = None if decided_by is None else calibrated[decided_by]
     passed = None if threshold is None or prob is None else prob >= threshold
     return QualityEstimate(
@@ -438,6 +439,35 @@ def estimate_quality(
         decided_by=decided_by,
         reason=_reason(prob, threshold, decided_by, skipped),
     )
+
+
+def _check_escalate(escalate: tuple[float, float]) -> None:
+    low, high = (finite("escalate[0]", escalate[0]), finite("escalate[1]", escalate[1]))
+    if not 0.0 <= low < high <= 1.0:
+        raise ValueError(f"escalate must be (low, high) with 0 <= low < high <= 1, got {escalate}")
+
+
+def _cascade(
+    output: Any,
+    sigs: Sequence[Any],
+    cals: Mapping[str, IsotonicCalibrator],
+    escalate: tuple[float, float] | None,
+) -> tuple[dict[str, float], dict[str, float], list[str], tuple[str, ...]]:
+    """Run the signals cheapest first: ``(raw values, calibrated probabilities, the names that
+    ran, the names skipped)``; with ``escalate`` it stops at the first calibrated probability
+    outside the band."""
+    raw: dict[str, float] = {}
+    calibrated: dict[str, float] = {}
+    ran: list[str] = []
+    for i, s in enumerate(sigs):
+        raw[s.name] = _run(s, output)
+        ran.append(s.name)
+        if s.name not in cals:
+            continue
+        p = calibrated[s.name] = cals[s.name](raw[s.name])
+        if escalate is not None and (p <= escalate[0] or p >= escalate[1]):
+            return raw, calibrated, ran, tuple(x.name for x in sigs[i + 1 :])
+    return raw, calibrated, ran, ()
 
 
 def _one_calibrator(

@@ -63,6 +63,18 @@ def _episode_metadata(ep: Episode, answer: Any, spec: TaskSpec | None) -> dict[s
     """What DeepEval has no field for, in the test case's ``metadata`` (read back by the bridge)."""
     md: dict[str, Any] = {"task_id": ep.task_id}
     md.update(_step_meta(ep.trajectory))
+    md.update(_episode_fields(ep))
+    md.update(_non_text(ep, answer))
+    if spec is not None and spec.tools:
+        md["tools"] = [t.to_dict() for t in spec.tools]
+    if ep.duration is not None:
+        md["duration"] = ep.duration
+    return md
+
+
+def _episode_fields(ep: Episode) -> dict[str, Any]:
+    """The episode's fields DeepEval has no place for (those that are set)."""
+    md: dict[str, Any] = {}
     if ep.cost:
         md["cost"] = [c.to_dict() for c in ep.cost]
     for key in ("final_state", "success", "error"):
@@ -74,17 +86,61 @@ def _episode_metadata(ep: Episode, answer: Any, spec: TaskSpec | None) -> dict[s
         md["run"] = ep.run.to_dict()
     if ep.metadata:
         md["episode_metadata"] = dict(ep.metadata)
+    return md
+
+
+def _non_text(ep: Episode, answer: Any) -> dict[str, Any]:
+    """The input, output and gold that are not strings (DeepEval's fields hold their JSON)."""
+    md: dict[str, Any] = {}
     if not isinstance(ep.input, str):
         md["input"] = ep.input
     if ep.output is not None and not isinstance(ep.output, str):
         md["output"] = ep.output
     if answer is not None and not isinstance(answer, str):
         md["gold"] = answer
-    if spec is not None and spec.tools:
-        md["tools"] = [t.to_dict() for t in spec.tools]
-    if ep.duration is not None:
-        md["duration"] = ep.duration
     return md
+
+
+def _agent_usage(ep: Episode) -> dict[str, Any]:
+    """DeepEval's token counts (all agent input, all agent output) and the recorded agent
+    dollars (``None`` unless every agent cost recorded its dollars)."""
+    costs = ep.costs("agent")
+    if not costs:
+        return {"input_token_count": None, "output_token_count": None, "token_cost": None}
+    agent = ep.agent_cost
+    dollars = [c.dollars for c in costs]
+    known = all(d is not None for d in dollars)
+    return {
+        "input_token_count": agent.input_tokens
+        + agent.cache_read_tokens
+        + agent.cache_write_tokens,
+        "output_token_count": agent.output_tokens,
+        "token_cost": sum(d for d in dollars if d is not None) if known else None,
+    }
+
+
+def _conversational(
+    ep: Episode, md: dict[str, Any], calls: Trajectory | None, texts: tuple[str, str | None]
+) -> list[Turn]:
+    """The two turns of a conversational case (the user's input; the assistant's tool calls
+    and output); the step errors and ids move from the case's metadata to the turn's."""
+    inp, out = texts
+    if ep.output is None:
+        md["output"] = None
+    if calls is not None:
+        md["expected_tools"] = [s.to_dict() for s in calls]
+    turn_md: dict[str, Any] = _step_meta(ep.trajectory)
+    md.pop("step_errors", None)
+    md.pop("step_ids", None)
+    return [
+        Turn(role="user", content=inp),
+        Turn(
+            role="assistant",
+            content=out or "",
+            tools_called=_calls(ep.trajectory) or None,
+            metadata=turn_md or None,
+        ),
+    ]
 
 
 def to_deepeval_test_case(
@@ -123,42 +179,19 @@ def to_deepeval_test_case(
     expected = None if answer is None else _text(answer)
     tags = list(spec.tags) if spec is not None and spec.tags else None
     if conversational:
-        if ep.output is None:
-            md["output"] = None
-        if calls is not None:
-            md["expected_tools"] = [s.to_dict() for s in calls]
-        turn_md: dict[str, Any] = _step_meta(ep.trajectory)
-        turns = [
-            Turn(role="user", content=inp),
-            Turn(
-                role="assistant",
-                content=out or "",
-                tools_called=_calls(ep.trajectory) or None,
-                metadata=turn_md or None,
-            ),
-        ]
-        md.pop("step_errors", None)
-        md.pop("step_ids", None)
+        turns = _conversational(ep, md, calls, (inp, out))
         return ConversationalTestCase(
             turns=turns, expected_outcome=expected, name=case_name, metadata=md, tags=tags
         )
-    agent = ep.agent_cost if ep.costs("agent") else None
-    agent_dollars = [c.dollars for c in ep.costs("agent")]
     return LLMTestCase(
         input=inp,
         actual_output=out,
         expected_output=expected,
         tools_called=_calls(ep.trajectory) or None,
         expected_tools=None if calls is None else _calls(calls),
-        input_token_count=None
-        if agent is None
-        else agent.input_tokens + agent.cache_read_tokens + agent.cache_write_tokens,
-        output_token_count=None if agent is None else agent.output_tokens,
-        token_cost=sum(d for d in agent_dollars if d is not None)
-        if agent_dollars and all(d is not None for d in agent_dollars)
-        else None,
         completion_time=ep.duration,
         name=case_name,
         metadata=md,
         tags=tags,
+        **_agent_usage(ep),
     )

@@ -77,23 +77,40 @@ def to_ragas_sample(episode: Episode, gold: Any = None) -> MultiTurnSample:
         content = _encode(ep.input, hmd)
         msgs.append(HumanMessage(content=content, metadata=hmd or None))
     for s in ep.trajectory:
-        amd: dict[str, Any] = {}
-        if s.id is not None:
-            amd["tool_call_ids"] = [s.id]
-        msgs.append(
-            AIMessage(
-                content="",
-                tool_calls=[ToolCall(name=s.tool, args=dict(s.args))],
-                metadata=amd or None,
-            )
-        )
-        tmd: dict[str, Any] = {}
-        content = _encode(s.observation, tmd)
-        if s.error is not None:
-            tmd["error"] = s.error
-        msgs.append(ToolMessage(content=content, metadata=tmd or None))
+        msgs.extend(_step_messages(s))
     fmd: dict[str, Any] = {"task_id": ep.task_id}
     content = _encode(ep.output, fmd)
+    _episode_fields(ep, fmd)
+    answer, calls, spec = _gold_parts(gold)
+    if spec is not None and spec.tools:
+        fmd["tools"] = [t.to_dict() for t in spec.tools]
+    msgs.append(AIMessage(content=content, metadata=fmd))
+    return MultiTurnSample(
+        user_input=msgs,
+        reference=None if answer is None else _encode(answer, {}),
+        reference_tool_calls=None
+        if calls is None
+        else [ToolCall(name=c.tool, args=dict(c.args)) for c in calls],
+    )
+
+
+def _step_messages(s: Step) -> tuple[AIMessage, ToolMessage]:
+    """One step: an AI message with its one tool call, then a tool message with its result."""
+    amd: dict[str, Any] = {}
+    if s.id is not None:
+        amd["tool_call_ids"] = [s.id]
+    call = AIMessage(
+        content="", tool_calls=[ToolCall(name=s.tool, args=dict(s.args))], metadata=amd or None
+    )
+    tmd: dict[str, Any] = {}
+    content = _encode(s.observation, tmd)
+    if s.error is not None:
+        tmd["error"] = s.error
+    return call, ToolMessage(content=content, metadata=tmd or None)
+
+
+def _episode_fields(ep: Episode, fmd: dict[str, Any]) -> None:
+    """The episode's own fields in the last message's metadata (those that are set)."""
     if ep.cost:
         fmd["usage"] = [c.to_dict() for c in ep.cost]
     for key in ("final_state", "success", "duration"):
@@ -107,14 +124,3 @@ def to_ragas_sample(episode: Episode, gold: Any = None) -> MultiTurnSample:
         fmd["run"] = ep.run.to_dict()
     if ep.metadata:
         fmd["episode_metadata"] = dict(ep.metadata)
-    answer, calls, spec = _gold_parts(gold)
-    if spec is not None and spec.tools:
-        fmd["tools"] = [t.to_dict() for t in spec.tools]
-    msgs.append(AIMessage(content=content, metadata=fmd))
-    return MultiTurnSample(
-        user_input=msgs,
-        reference=None if answer is None else _encode(answer, {}),
-        reference_tool_calls=None
-        if calls is None
-        else [ToolCall(name=c.tool, args=dict(c.args)) for c in calls],
-    )

@@ -283,6 +283,19 @@ def resolve_price(model: str | None, catalog: Mapping[str, ModelPrice]) -> Model
     return None
 
 
+def _price_of(
+    model: str | None, price: ModelPrice | Mapping[str, ModelPrice] | None
+) -> ModelPrice | None:
+    """The price of ``model``'s costs: ``price`` itself, or its catalogue entry for ``model``."""
+    if price is None or isinstance(price, ModelPrice):
+        return price
+    if isinstance(price, Mapping):
+        return resolve_price(model, price)
+    raise TypeError(
+        f"price must be a ModelPrice, a {{model: ModelPrice}} catalogue or None, got {short_repr(price)}"
+    )
+
+
 def price_cost(cost: Cost, price: ModelPrice | Mapping[str, ModelPrice] | None) -> PricedCost:
     """Price one :class:`Cost` and say what could not be priced.
 
@@ -297,15 +310,7 @@ def price_cost(cost: Cost, price: ModelPrice | Mapping[str, ModelPrice] | None) 
     """
     if not isinstance(cost, Cost):
         raise TypeError(f"price_cost expects a Cost, got {type(cost).__name__}: {short_repr(cost)}")
-    p: ModelPrice | None
-    if price is None or isinstance(price, ModelPrice):
-        p = price
-    elif isinstance(price, Mapping):
-        p = resolve_price(cost.model, price)
-    else:
-        raise TypeError(
-            f"price must be a ModelPrice, a {{model: ModelPrice}} catalogue or None, got {short_repr(price)}"
-        )
+    p = _price_of(cost.model, price)
     if p is None:
         if cost.dollars is not None:
             return PricedCost(cost.dollars, (), cost.model, "recorded")
@@ -673,19 +678,6 @@ class CostTally:
         agent = _totals([g for (r, _), g in groups.items() if r == "agent"], self._no_usage > 0)
         agent_dollars = agent.dollars if n else None
         cop = cost_of_pass(agent_dollars, self.n_success)
-        if not n:
-            reason = "no episodes"
-        elif agent_dollars is None:
-            why = []
-            if self._unpriced:
-                why.append(f"no rate for {sorted(self._unpriced)}")
-            if self._no_usage:
-                why.append(f"{self._no_usage} episode(s) recorded no agent usage")
-            reason = "agent dollars unknown: " + "; ".join(why)
-        elif cop is not None and math.isinf(cop):
-            reason = f"${agent_dollars:.6g} spent and no success: Cost-of-Pass is infinite"
-        else:
-            reason = f"${agent_dollars:.6g} for {self.n_success} success(es) over {n} episode(s)"
         return CostReport(
             n_episodes=n,
             successes=self.n_success,
@@ -699,8 +691,24 @@ class CostTally:
             agent_dollars=agent_dollars,
             cost_of_pass=cop,
             unpriced_models=tuple(sorted(self._unpriced)),
-            reason=reason,
+            reason=self._reason(agent_dollars, cop),
         )
+
+    def _reason(self, agent_dollars: float | None, cop: float | None) -> str:
+        """Why the report's Cost-of-Pass is what it is."""
+        n = self.n_episodes
+        if not n:
+            return "no episodes"
+        if agent_dollars is None:
+            why = []
+            if self._unpriced:
+                why.append(f"no rate for {sorted(self._unpriced)}")
+            if self._no_usage:
+                why.append(f"{self._no_usage} episode(s) recorded no agent usage")
+            return "agent dollars unknown: " + "; ".join(why)
+        if cop is not None and math.isinf(cop):
+            return f"${agent_dollars:.6g} spent and no success: Cost-of-Pass is infinite"
+        return f"${agent_dollars:.6g} for {self.n_success} success(es) over {n} episode(s)"
 
 
 def cost_report(
@@ -797,6 +805,17 @@ def load_prices(
     if tier is not None and tier not in _TIERS:
         raise ValueError(f"tier must be one of {list(_TIERS)} or None, got {short_repr(tier)}")
     p = readable_file("load_prices", path)
+    data = _price_file(p)
+    src = source or os.path.basename(p)
+    return {
+        name: _litellm_price(name, entry, tier, cache_fallback, src)
+        for name, entry in data.items()
+        if name != "sample_spec" and isinstance(entry, dict)
+    }
+
+
+def _price_file(p: str) -> dict[str, Any]:
+    """The JSON object a price file holds (a ValueError naming the file otherwise)."""
     try:
         with open(p, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -806,24 +825,26 @@ def load_prices(
         ) from None
     if not isinstance(data, dict):
         raise ValueError(f"{p}: expected a JSON object of models, got {type(data).__name__}")
-    src = source or os.path.basename(p)
-    out: dict[str, ModelPrice] = {}
-    for name, entry in data.items():
-        if name == "sample_spec" or not isinstance(entry, dict):
-            continue
-        rates: dict[str, float | None] = {}
-        for lf, rate in _LITELLM_FIELDS.items():
-            v = entry.get(_tiered(lf, tier), entry.get(lf)) if tier else entry.get(lf)
-            rates[rate] = float(v) if is_number(v) else None
-        if cache_fallback and rates["input"] is not None:
-            for k in ("cache_read", "cache_write"):
-                if rates[k] is None:
-                    rates[k] = rates["input"]
-        used = {_tiered(lf, tier) for lf in _LITELLM_FIELDS} | set(_LITELLM_FIELDS)
-        extra = {
-            k: float(v)
-            for k, v in entry.items()
-            if k not in used and _PER_TOKEN.search(k) and is_number(v)
-        }
-        out[name] = ModelPrice(**rates, model=name, source=src, extra=extra)
-    return out
+    return data
+
+
+def _litellm_price(
+    name: str, entry: Mapping[str, Any], tier: str | None, cache_fallback: bool, src: str
+) -> ModelPrice:
+    """One LiteLLM entry as a ModelPrice: the standard rates (the tier's where it lists
+    them), and every other per-token rate in ``extra``."""
+    rates: dict[str, float | None] = {}
+    for lf, rate in _LITELLM_FIELDS.items():
+        v = entry.get(_tiered(lf, tier), entry.get(lf)) if tier else entry.get(lf)
+        rates[rate] = float(v) if is_number(v) else None
+    if cache_fallback and rates["input"] is not None:
+        for k in ("cache_read", "cache_write"):
+            if rates[k] is None:
+                rates[k] = rates["input"]
+    used = {_tiered(lf, tier) for lf in _LITELLM_FIELDS} | set(_LITELLM_FIELDS)
+    extra = {
+        k: float(v)
+        for k, v in entry.items()
+        if k not in used and _PER_TOKEN.search(k) and is_number(v)
+    }
+    return ModelPrice(**rates, model=name, source=src, extra=extra)

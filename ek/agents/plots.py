@@ -128,32 +128,40 @@ def plot_run(run: Any, name: str | None = None, *, confidence: float = 0.95) -> 
     """
     from ek.stats import wilson_interval
 
-    from .reliability import pass_hat_k
-
     summary = run.summary() if callable(getattr(run, "summary", None)) else run
     counts = {t: nc for t, nc in dict(summary.counts).items() if nc[0] > 0}
     if not counts:
         raise ValueError(f"cannot plot a run with no trial: {name or summary.run.agent!r}")
-    kmax = min(n for n, _ in counts.values())
-    curve = {
-        k: math.fsum(pass_hat_k(n, c, k) for n, c in counts.values()) / len(counts)
-        for k in range(1, kmax + 1)
-    }
     n_tot = sum(n for n, _ in counts.values())
-    c_tot = sum(c for _, c in counts.values())
-    w = wilson_interval(c_tot, n_tot, confidence)
+    w = wilson_interval(sum(c for _, c in counts.values()), n_tot, confidence)
     cost = dict(summary.cost or {})
-    dollars = _num(cost.get("agent_dollars"))
-    n_eps = _num(cost.get("n_episodes")) or float(n_tot)
-    label = name or summary.run.agent or summary.run.model or "run"
     return PlotRun(
-        label,
-        curve,
+        name or summary.run.agent or summary.run.model or "run",
+        _pass_hat_curve(counts),
         success=w.point,
-        cost=None if dollars is None else dollars / n_eps,
+        cost=_cost_per_attempt(cost, n_tot),
         success_interval=(w.low, w.high),
         cost_of_pass=_num(cost.get("cost_of_pass")),
     )
+
+
+def _pass_hat_curve(counts: Mapping[str, tuple[int, int]]) -> dict[int, float]:
+    """The mean over tasks of pass^k for k = 1..(the smallest per-task trial count)."""
+    from .reliability import pass_hat_k
+
+    kmax = min(n for n, _ in counts.values())
+    return {
+        k: math.fsum(pass_hat_k(n, c, k) for n, c in counts.values()) / len(counts)
+        for k in range(1, kmax + 1)
+    }
+
+
+def _cost_per_attempt(cost: Mapping[str, Any], n_trials: int) -> float | None:
+    """The agent's dollars per attempt of a cost report dict (``None`` when unpriced)."""
+    dollars = _num(cost.get("agent_dollars"))
+    if dollars is None:
+        return None
+    return dollars / (_num(cost.get("n_episodes")) or float(n_trials))
 
 
 def pareto_frontier(runs: Sequence[PlotRun]) -> list[PlotRun]:
@@ -240,13 +248,18 @@ def _draw_cost_success(ax: Any, runs: Sequence[PlotRun]) -> None:
     unpriced = [r.name for r in runs if r.cost is None]
     if unpriced:
         ax.text(0.02, 0.02, f"unpriced (not drawn): {', '.join(unpriced)}", transform=ax.transAxes)
+    _cost_axes(ax, [r.cost for r in priced if r.cost is not None])
+
+
+def _cost_axes(ax: Any, costs: Sequence[float]) -> None:
+    """The success-against-cost axes: a log cost axis when the costs are an order of magnitude
+    apart (a linear one hides the cheap run), else linear from zero."""
     ax.set_xlabel("agent dollars per attempt")
     ax.set_ylabel("success rate")
     ax.set_title("Success against cost")
     ax.set_ylim(0.0, 1.02)
-    costs = [r.cost for r in priced if r.cost is not None]
     if costs and min(costs) > 0 and max(costs) / min(costs) > 10:
-        ax.set_xscale("log")  # costs an order of magnitude apart: a linear axis hides the cheap run
+        ax.set_xscale("log")
     else:
         ax.set_xlim(left=0.0)
     ax.grid(True, alpha=0.3)
