@@ -209,6 +209,28 @@ def _walk(span: Mapping[str, Any]) -> Any:
         yield from _walk(child)
 
 
+def _tool_span_step(span: Mapping[str, Any]) -> Step:
+    """A tool span as a step: its input the arguments (a non-mapping one as ``input``), its
+    output the observation, its error the step's."""
+    inp = span.get("input")
+    args = inp if isinstance(inp, Mapping) else ({} if inp is None else {"input": inp})
+    err = span.get("error")
+    return Step(
+        tool=str(span.get("name") or "tool"),
+        args=args,
+        observation=span.get("output"),
+        error=None if err is None else str(err),
+    )
+
+
+def _llm_span_cost(span: Mapping[str, Any]) -> list[Cost]:
+    """An LLM span's agent cost (none when it counted no tokens)."""
+    i, o = span.get("input_token_count"), span.get("output_token_count")
+    if i is None and o is None:
+        return []
+    return [Cost(input_tokens=i or 0, output_tokens=o or 0, model=span.get("model"))]
+
+
 def from_deepeval_trace(
     trace: Mapping[str, Any], *, task_id: str, metadata: Mapping[str, Any] | None = None
 ) -> Episode:
@@ -239,23 +261,9 @@ def from_deepeval_trace(
     for span in _walk(trace):
         kind = span.get("type")
         if kind == "tool":
-            inp = span.get("input")
-            args = inp if isinstance(inp, Mapping) else ({} if inp is None else {"input": inp})
-            err = span.get("error")
-            steps.append(
-                Step(
-                    tool=str(span.get("name") or "tool"),
-                    args=args,
-                    observation=span.get("output"),
-                    error=None if err is None else str(err),
-                )
-            )
+            steps.append(_tool_span_step(span))
         elif kind == "llm":
-            i, o = span.get("input_token_count"), span.get("output_token_count")
-            if i is not None or o is not None:
-                costs.append(
-                    Cost(input_tokens=i or 0, output_tokens=o or 0, model=span.get("model"))
-                )
+            costs.extend(_llm_span_cost(span))
         listed.extend(_step(c) for c in span.get("tools_called") or [])
     if "cost" in md:
         costs = cost_list(md["cost"])
@@ -335,28 +343,41 @@ def from_deepeval_test_case(
     md = dict(_get(test_case, "metadata") or {})
     inp = md["input"] if "input" in md else _get(test_case, "input")
     tid = task_id or md.get("task_id") or _get(test_case, "name") or _digest(inp)
-    trace = None if use_trace is False else getattr(test_case, "_trace_dict", None)
-    if use_trace and trace is None:
-        raise ValueError(
-            "use_trace=True needs a DeepEval trace (test_case._trace_dict), got a test case "
-            "without one; run the agent under @observe or pass use_trace=None"
-        )
+    trace = _trace_of(test_case, use_trace)
     ep_md = dict(md)
     if "duration" not in ep_md and _get(test_case, "completion_time") is not None:
         ep_md["duration"] = _get(test_case, "completion_time")
     if trace is not None:
         ep = from_deepeval_trace(trace, task_id=tid, metadata=ep_md)
     else:
-        costs = cost_list(md["cost"]) if "cost" in md else _count_cost(test_case, md)
-        ep = Episode(
-            task_id=tid,
-            trajectory=Trajectory(_steps(_get(test_case, "tools_called"), md)),
-            output=md["output"] if "output" in md else _get(test_case, "actual_output"),
-            input=inp,
-            cost=tuple(costs),
-            duration=ep_md.get("duration"),
-            **_episode_fields(md),
-        )
+        ep = _case_episode(test_case, tid, inp, md, ep_md.get("duration"))
     gold = md["gold"] if "gold" in md else _get(test_case, "expected_output")
     calls = _get(test_case, "expected_tools")
     return ep, _task(tid, inp, gold, calls, md, _get(test_case, "tags"))
+
+
+def _trace_of(test_case: Any, use_trace: bool | None) -> Mapping[str, Any] | None:
+    """The test case's DeepEval trace when it is to be read (``use_trace=True`` needs one)."""
+    trace = None if use_trace is False else getattr(test_case, "_trace_dict", None)
+    if use_trace and trace is None:
+        raise ValueError(
+            "use_trace=True needs a DeepEval trace (test_case._trace_dict), got a test case "
+            "without one; run the agent under @observe or pass use_trace=None"
+        )
+    return trace
+
+
+def _case_episode(
+    test_case: Any, tid: str, inp: Any, md: Mapping[str, Any], duration: Any
+) -> Episode:
+    """An LLMTestCase without a trace as an Episode: its listed tool calls are the steps."""
+    costs = cost_list(md["cost"]) if "cost" in md else _count_cost(test_case, md)
+    return Episode(
+        task_id=tid,
+        trajectory=Trajectory(_steps(_get(test_case, "tools_called"), md)),
+        output=md["output"] if "output" in md else _get(test_case, "actual_output"),
+        input=inp,
+        cost=tuple(costs),
+        duration=duration,
+        **_episode_fields(md),
+    )

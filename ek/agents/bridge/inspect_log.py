@@ -29,7 +29,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -376,6 +376,31 @@ def _plain(v: Any) -> Any:
     return repr(v)
 
 
+def _sample_costs(
+    obj: Any, evs: Sequence[Any], roles: Mapping[str | None, str] | None
+) -> tuple[Cost, ...]:
+    """The sample's costs from its model events; logged without events, its ``model_usage``
+    (the agent's)."""
+    costs = cost_from_inspect_events(evs, roles=roles)
+    if costs:
+        return costs
+    mu = field_of(obj, "model_usage") or {}
+    if not isinstance(mu, Mapping):
+        raise TypeError(
+            f"an Inspect sample's model_usage must map model names to usage, got "
+            f"{type(mu).__name__}: {short_repr(mu, 80)}"
+        )
+    return tuple(cost_from_usage(u, m) for m, u in mu.items())
+
+
+def _sample_error(obj: Any) -> str | None:
+    """The sample's error message (``None`` without one)."""
+    err = field_of(obj, "error")
+    if err is None or isinstance(err, str):
+        return err
+    return str(field_of(err, "message", err))
+
+
 def from_inspect_sample(
     sample_or_state: Any,
     *,
@@ -430,22 +455,10 @@ def from_inspect_sample(
         raise TypeError(f"an Inspect sample id must be a str or an int, got {type(sid).__name__}")
     epoch = token_count(field_of(obj, "epoch", 1))
     evs = list(events) if events is not None else list(_events_of(obj))
-    costs = cost_from_inspect_events(evs, roles=roles)
-    if not costs:
-        mu = field_of(obj, "model_usage") or {}
-        if not isinstance(mu, Mapping):
-            raise TypeError(
-                f"an Inspect sample's model_usage must map model names to usage, got "
-                f"{type(mu).__name__}: {short_repr(mu, 80)}"
-            )
-        costs = tuple(cost_from_usage(u, m) for m, u in mu.items())
     if success is None:
         success = success_from_inspect_scores(field_of(obj, "scores"), success_from)
-    costs = _with_recorded_dollars(costs, field_of(obj, "scores"))
-    err = field_of(obj, "error")
-    error = None
-    if err is not None:
-        error = str(field_of(err, "message", err)) if not isinstance(err, str) else err
+    costs = _with_recorded_dollars(_sample_costs(obj, evs, roles), field_of(obj, "scores"))
+    error = _sample_error(obj)
     if error is None and limit_is_error:
         error = _limit_error(obj, evs)
     meta: dict[str, Any] = {"epoch": epoch}

@@ -38,7 +38,7 @@ Example:
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ek._validate import is_number, short_repr
@@ -174,19 +174,11 @@ def _call_list(calls: Any) -> list[Any]:
 
 
 def _assistant_calls(msg: Any, pairing: _Pairing) -> None:
-    seen: set[str] = set()
     calls = field_of(msg, "tool_calls") or []
     if not calls:  # LangChain keeps raw OpenAI calls in additional_kwargs
         calls = field_of(field_of(msg, "additional_kwargs", {}), "tool_calls") or []
     calls = _call_list(calls)
-    # Every shape (OpenAI, Inspect ToolCall, LangChain) is read by the one normaliser.
-    for c in calls:
-        cid = field_of(c, "id")
-        perr = field_of(c, "parse_error")  # Inspect: the arguments did not parse
-        pairing.add_call(_unparsed(c, _text(perr)) if perr else c, cid)
-        key = _id(cid)
-        if key is not None:
-            seen.add(key)
+    seen = _add_listed_calls(calls, pairing)
     for c in field_of(msg, "invalid_tool_calls") or []:  # LangChain: arguments that did not parse
         err = field_of(c, "error") or "could not parse the arguments"
         pairing.add_call(
@@ -200,6 +192,19 @@ def _assistant_calls(msg: Any, pairing: _Pairing) -> None:
         for b in content:
             if field_of(b, "type") == "tool_use" and _id(field_of(b, "id")) not in seen:
                 pairing.add_call(b, field_of(b, "id"))
+
+
+def _add_listed_calls(calls: Sequence[Any], pairing: _Pairing) -> set[str]:
+    """Add a message's listed calls (every shape is read by the one normaliser); their ids."""
+    seen: set[str] = set()
+    for c in calls:
+        cid = field_of(c, "id")
+        perr = field_of(c, "parse_error")  # Inspect: the arguments did not parse
+        pairing.add_call(_unparsed(c, _text(perr)) if perr else c, cid)
+        key = _id(cid)
+        if key is not None:
+            seen.add(key)
+    return seen
 
 
 def _results(msg: Any, role: str | None, pairing: _Pairing) -> None:

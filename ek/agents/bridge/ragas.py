@@ -184,6 +184,62 @@ def _ai_calls(msg: Any, md: Mapping[str, Any], i: int) -> list[_Pending]:
     return [_Pending(c, cid) for c, cid in zip(calls, ids)]
 
 
+class _Conversation:
+    """A Ragas conversation read message by message: the human input, each AI message's calls
+    (a tool message answers the pending call with its id, else the first), the last AI text,
+    the usage, and what the messages' metadata says of the episode and its tools."""
+
+    def __init__(self) -> None:
+        self.steps: list[_Pending] = []
+        self.pending: list[_Pending] = []
+        self.costs: list[Cost] = []
+        self.episode_md: dict[str, Any] = {}
+        self.tools: Any = None
+        self.input: Any = None
+        self.output: Any = None
+
+    def read(self, m: Any, i: int) -> None:
+        """Message ``i``."""
+        kind = _kind(m, i)
+        md = _get(m, "metadata") or _NO_METADATA
+        if type(md) is not dict:
+            md = dict(md)
+        if md:  # read only: a plain dict needs no copy
+            for k in EPISODE_METADATA_KEYS:
+                if k in md:
+                    self.episode_md[k] = md[k]
+            self.tools = md.get("tools", self.tools)
+        if kind == "human":
+            if self.input is None:
+                self.input = _content(m, md)
+        elif kind == "ai":
+            self._ai(m, md, i)
+        else:
+            self._tool(m, md, i)
+
+    def _ai(self, m: Any, md: Mapping[str, Any], i: int) -> None:
+        calls = _ai_calls(m, md, i)
+        self.steps.extend(calls)
+        self.pending.extend(calls)
+        if not calls:
+            self.output = _content(m, md)
+        self.costs.extend(cost_list(md.get("usage")))
+
+    def _tool(self, m: Any, md: Mapping[str, Any], i: int) -> None:
+        pending = self.pending
+        if not pending:
+            raise ValueError(
+                f"user_input[{i}] is a tool message with no pending tool call to answer "
+                "(results pair with calls by position)"
+            )
+        want = md.get("tool_call_id")
+        j = 0 if want is None else next((k for k, p in enumerate(pending) if p.id == want), 0)
+        p = pending.pop(j)
+        p.observation = _content(m, md)
+        err = md.get("error")
+        p.error = None if err is None else str(err)
+
+
 def from_ragas_sample(
     sample: Any, *, task_id: str | None = None, reference_is_json: bool = False
 ) -> tuple[Episode, TaskSpec]:
@@ -205,53 +261,19 @@ def from_ragas_sample(
         ValueError: a tool message with no pending call, or an unknown message type.
     """
     msgs, reference, ref_calls = _parts(sample)
-    all_steps: list[_Pending] = []
-    pending: list[_Pending] = []
-    costs: list[Cost] = []
-    ep_md: dict[str, Any] = {}
-    tools: Any = None
-    inp: Any = None
-    out: Any = None
+    conv = _Conversation()
     for i, m in enumerate(msgs):
-        kind = _kind(m, i)
-        md = _get(m, "metadata") or _NO_METADATA
-        if type(md) is not dict:
-            md = dict(md)
-        if md:  # read only: a plain dict needs no copy
-            for k in EPISODE_METADATA_KEYS:
-                if k in md:
-                    ep_md[k] = md[k]
-            tools = md.get("tools", tools)
-        if kind == "human":
-            if inp is None:
-                inp = _content(m, md)
-        elif kind == "ai":
-            calls = _ai_calls(m, md, i)
-            all_steps.extend(calls)
-            pending.extend(calls)
-            if not calls:
-                out = _content(m, md)
-            costs.extend(cost_list(md.get("usage")))
-        else:
-            if not pending:
-                raise ValueError(
-                    f"user_input[{i}] is a tool message with no pending tool call to answer "
-                    "(results pair with calls by position)"
-                )
-            want = md.get("tool_call_id")
-            j = 0 if want is None else next((k for k, p in enumerate(pending) if p.id == want), 0)
-            p = pending.pop(j)
-            p.observation = _content(m, md)
-            err = md.get("error")
-            p.error = None if err is None else str(err)
+        conv.read(m, i)
+    ep_md = conv.episode_md
     tid = task_id or ep_md.get("task_id") or _digest(msgs)
     run = ep_md.get("run")
+    inp = conv.input
     ep = Episode(
         task_id=tid,
-        trajectory=Trajectory(p.step() for p in all_steps),
-        output=out,
+        trajectory=Trajectory(p.step() for p in conv.steps),
+        output=conv.output,
         final_state=ep_md.get("final_state"),
-        cost=tuple(costs),
+        cost=tuple(conv.costs),
         success=ep_md.get("success"),
         run=RunProvenance.from_dict(run) if isinstance(run, Mapping) else run,
         trial=ep_md.get("trial") or 0,
@@ -264,5 +286,5 @@ def from_ragas_sample(
         reference = json.loads(reference)
     # gold, in any accepted call shape (a malformed one raises)
     gold_calls = None if ref_calls is None else Trajectory(normalize_calls(ref_calls, strict=True))
-    specs = tuple(t if isinstance(t, ToolSpec) else ToolSpec.from_dict(t) for t in tools or ())
+    specs = tuple(t if isinstance(t, ToolSpec) else ToolSpec.from_dict(t) for t in conv.tools or ())
     return ep, TaskSpec(tid, input=inp, gold=reference, gold_calls=gold_calls, tools=specs)

@@ -191,17 +191,21 @@ def _name_and_raw(obj: Any) -> tuple[Any, Any]:
         raise _shape_error(f"no tool name in {_describe(obj)}")
     akey, raw = _one(obj, _ARG_KEYS, "arguments")
     if akey is None and raw is _ABSENT:
-        if isinstance(obj, Mapping):
-            unknown = sorted(str(k) for k in obj if k not in _KNOWN_KEYS)
-            if unknown:
-                raise _shape_error(
-                    f"call {short_repr(name, 80)} has no arguments field but unknown key(s) {unknown[:5]}"
-                )
-        elif not any(hasattr(obj, k) for k in _ARG_KEYS):
-            raise _shape_error(
-                f"call {short_repr(name, 80)} has no arguments field: {_describe(obj)}"
-            )
+        _check_no_arguments(obj, name)
     return name, raw
+
+
+def _check_no_arguments(obj: Any, name: Any) -> None:
+    """A call without an arguments field is a call without arguments, unless it carries keys
+    no call shape has (a misspelt arguments key) or is an object with no arguments attribute."""
+    if isinstance(obj, Mapping):
+        unknown = sorted(str(k) for k in obj if k not in _KNOWN_KEYS)
+        if unknown:
+            raise _shape_error(
+                f"call {short_repr(name, 80)} has no arguments field but unknown key(s) {unknown[:5]}"
+            )
+    elif not any(hasattr(obj, k) for k in _ARG_KEYS):
+        raise _shape_error(f"call {short_repr(name, 80)} has no arguments field: {_describe(obj)}")
 
 
 def _describe(obj: Any) -> str:

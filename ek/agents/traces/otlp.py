@@ -99,14 +99,9 @@ def _any_value(v: Any, depth: int = 0) -> Any:
         raise TraceFormatError(f"an AnyValue must be an object, got {type(v).__name__}: {v!r:.80}")
     if depth >= MAX_VALUE_DEPTH:
         raise TraceFormatError(f"attribute value nested deeper than {MAX_VALUE_DEPTH} levels")
-    if "stringValue" in v:
-        return v["stringValue"]
-    if "boolValue" in v:
-        return bool(v["boolValue"])
-    if "intValue" in v:
-        return _int(v["intValue"], "intValue")
-    if "doubleValue" in v:
-        return _double(v["doubleValue"])
+    for key, decode in _SCALARS:
+        if key in v:
+            return decode(v[key])
     if "arrayValue" in v:
         vals = (v["arrayValue"] or {}).get("values") or ()
         return tuple(_any_value(x, depth + 1) for x in vals)
@@ -144,6 +139,15 @@ def _b64(x: Any, what: str) -> bytes:
         return base64.b64decode(x, validate=True)
     except (binascii.Error, ValueError):
         raise TraceFormatError(f"{what} must be base64 text, got {x!r:.80}") from None
+
+
+#: The scalar AnyValue kinds, in the order a value is read as one, and their decoders.
+_SCALARS: tuple[tuple[str, Callable[[Any], Any]], ...] = (
+    ("stringValue", lambda x: x),
+    ("boolValue", bool),
+    ("intValue", lambda x: _int(x, "intValue")),
+    ("doubleValue", _double),
+)
 
 
 def _kvlist(items: Any, depth: int = 0) -> ReadOnlyDict:
