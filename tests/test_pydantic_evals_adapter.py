@@ -486,7 +486,7 @@ def test_the_example_runs_offline():
     assert "Cost-of-Pass      $0.012600 per successful task" in out
 
 
-def test_an_uninstrumented_task_is_scored_with_a_note_saying_why_no_calls():
+def test_an_uninstrumented_task_is_refused_not_scored():
     async def plain(prompt: str) -> str:  # no agent, no spans
         return "shipped"
 
@@ -496,7 +496,8 @@ def test_an_uninstrumented_task_is_scored_with_a_note_saying_why_no_calls():
         evaluators=[EkEvaluator("tool_calls")],
     )
     (case,) = ds.evaluate_sync(plain, progress=False).cases
-    # the one gold call is missing: FN = tool 1, TP 0 -> F1 = 0
-    assert case.scores["tool_calls"].value == 0.0
-    assert "is the agent instrumented" in case.scores["tool_calls"].reason
-    assert case.scores["tool_calls"].reason.startswith("invalid: 0 of 1 gold call")
+    # no 0.0 (the one gold call "missed"): the run's evaluator failure says to instrument it
+    assert case.scores == {}
+    (failure,) = case.evaluator_failures
+    assert failure.error_message.startswith("NoAgentRunError: case 's': ctx.span_tree holds no")
+    assert "instrument the agent" in failure.error_message

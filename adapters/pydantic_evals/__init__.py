@@ -14,7 +14,10 @@ Needs the extra: ``pip install ek-agents[pydantic-evals]``. The tool calls come 
 tree, so set an OpenTelemetry SDK tracer provider before evaluating
 (``opentelemetry.trace.set_tracer_provider(TracerProvider())``, or ``logfire.configure()``)
 and instrument the agent (``Agent(..., capabilities=[Instrumentation()])`` or
-``Agent.instrument_all()``). Nothing is sent anywhere unless you configure an exporter.
+``Agent.instrument_all()``): a run whose span tree holds no agent run is refused
+(:class:`NoAgentRunError`, the run's evaluator failure in the report), never scored as if it
+made no calls. Nothing is sent anywhere unless you configure an exporter. Reasons are in the
+report: ``report.print(include_reasons=True)`` shows them.
 """
 
 from __future__ import annotations
@@ -26,12 +29,18 @@ except ImportError as _e:  # pragma: no cover - exercised in a test with pydanti
         "ek.adapters.pydantic_evals needs pydantic-evals: pip install ek-agents[pydantic-evals]"
     ) from _e
 
-from ._convert import episode_from_context, gold_from_context, spans_from_span_tree
+from ._convert import (
+    NoAgentRunError,
+    episode_from_context,
+    gold_from_context,
+    spans_from_span_tree,
+)
 from ._evaluator import EkEvaluator, score_results
 from ._report import episodes_from_report, summary_from_report
 
 __all__ = [
     "EkEvaluator",
+    "NoAgentRunError",
     "episode_from_context",
     "episodes_from_report",
     "gold_from_context",

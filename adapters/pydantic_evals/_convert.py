@@ -1,6 +1,6 @@
 """pydantic-evals objects -> ek: span trees to :class:`~ek.agents.traces.Span` s, an
-``EvaluatorContext`` to an :class:`~ek.agents.episode.Episode` and its gold
-:class:`~ek.agents.spec.TaskSpec`.
+``EvaluatorContext`` to an :class:`~ek.agents._episode.Episode` and its gold
+:class:`~ek.agents._spec.TaskSpec`.
 
 The tool calls and the usage come from ``ctx.span_tree`` through ek's one span reader
 (:func:`ek.agents.traces.episodes_from_spans`), so a pydantic-ai agent's calls mean the same
@@ -15,7 +15,7 @@ The gold is read from ``Case.metadata`` (a mapping, or any object with these att
                     (:func:`ek.agents.toolcalls.normalize_calls`: ``{"name", "arguments"}``,
                     ``{"tool", "args"}``, BFCL ``{name: args}``, ...)
 ``gold``            the expected answer or goal state (else ``expected_output``)
-``tools``           :class:`~ek.agents.spec.ToolSpec` s or their dicts (the cost grammar)
+``tools``           :class:`~ek.agents._spec.ToolSpec` s or their dicts (the cost grammar)
 ``task_id``         the task (else the case name)
 ``slice``           a slice name
 ==================  ===========================================================================
@@ -36,14 +36,30 @@ from ek.agents.spec import TaskSpec, ToolSpec
 from ek.agents.toolcalls import CallShapeError, normalize_calls
 from ek.agents.traces import Span, episodes_from_spans
 
-__all__ = ["NO_AGENT_RUN", "episode_from_context", "gold_from_context", "spans_from_span_tree"]
+__all__ = [
+    "NO_AGENT_RUN",
+    "NoAgentRunError",
+    "episode_from_context",
+    "gold_from_context",
+    "spans_from_span_tree",
+]
 
-#: The episode's ``metadata["note"]`` (and a note in the evaluator's reason) when the span tree
-#: holds no agent run: the calls are then none, which is usually a missing instrumentation.
+#: Why a span tree without an agent run is refused, and the fix.
 NO_AGENT_RUN = (
-    "ctx.span_tree holds no agent run (no tool call or model call was traced): is the agent "
-    "instrumented (Agent(..., capabilities=[Instrumentation()]) or Agent.instrument_all())?"
+    "ctx.span_tree holds no agent run (no tool call or model call was traced), so the run's "
+    "calls and usage are unknown, not none: instrument the agent (Agent(..., "
+    "capabilities=[Instrumentation()]) or Agent.instrument_all()), or pass use_spans=False "
+    "for a metric that reads the output alone"
 )
+
+
+class NoAgentRunError(RuntimeError):
+    """The span tree of a run holds no agent run: the agent was not instrumented.
+
+    Scoring it would count every gold call as missed (a 0.0 fed to the aggregates); raised
+    from an evaluator, pydantic-evals records it as the run's evaluator failure instead.
+    """
+
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _STATUS = {"ok": "OK", "error": "ERROR", "unset": "UNSET"}
@@ -109,7 +125,7 @@ def _task_id(ctx: Any) -> str:
 
 
 def episode_from_context(ctx: Any, *, scope: str = "top", use_spans: bool = True) -> Episode:
-    """The :class:`~ek.agents.episode.Episode` of one pydantic-evals task run.
+    """The :class:`~ek.agents._episode.Episode` of one pydantic-evals task run.
 
     Args:
         ctx: The ``EvaluatorContext``.
@@ -122,10 +138,11 @@ def episode_from_context(ctx: Any, *, scope: str = "top", use_spans: bool = True
         The episode: ``task_id`` (``metadata["task_id"]``, else the case name), the calls and
         costs of every agent trace of the run in order, ``output`` = ``ctx.output``, ``input`` =
         ``ctx.inputs``, ``duration`` = ``ctx.duration``, and the trace and span ids in
-        ``metadata["trace"]``; ``metadata["note"]`` = :data:`NO_AGENT_RUN` when the span tree
-        holds no agent run.
+        ``metadata["trace"]``.
 
     Raises:
+        NoAgentRunError: ``use_spans`` and the span tree holds no agent run (the agent is not
+            instrumented); the message (:data:`NO_AGENT_RUN`) says how to fix it.
         RuntimeError: ``use_spans`` and pydantic-evals recorded no span tree (no OpenTelemetry
             SDK tracer provider was set); the message says how to set one.
     """
@@ -146,9 +163,9 @@ def episode_from_context(ctx: Any, *, scope: str = "top", use_spans: bool = True
                 "use_spans=False for a metric that needs no tool calls"
             ) from e
         episodes = episodes_from_spans(spans_from_span_tree(tree), scope=scope)
-        traj, costs, meta = _merge(episodes)
         if not episodes:
-            meta = {"note": NO_AGENT_RUN}
+            raise NoAgentRunError(f"case {task_id!r}: {NO_AGENT_RUN}")
+        traj, costs, meta = _merge(episodes)
     return Episode(
         task_id,
         trajectory=traj,
@@ -184,7 +201,7 @@ def _tools(value: Any) -> tuple[ToolSpec, ...]:
 
 
 def gold_from_context(ctx: Any) -> TaskSpec:
-    """The gold of one case as a :class:`~ek.agents.spec.TaskSpec` (every ek metric takes one).
+    """The gold of one case as a :class:`~ek.agents._spec.TaskSpec` (every ek metric takes one).
 
     Args:
         ctx: The ``EvaluatorContext`` (or anything with ``name``, ``inputs``, ``metadata`` and

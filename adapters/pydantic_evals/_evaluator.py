@@ -75,9 +75,9 @@ def score_results(
 class EkEvaluator(Evaluator[Any, Any, Any]):
     """An ek metric as a pydantic-evals evaluator.
 
-    Each case's run becomes an ek :class:`~ek.agents.episode.Episode`: the tool calls and the
+    Each case's run becomes an ek :class:`~ek.agents._episode.Episode`: the tool calls and the
     usage from ``ctx.span_tree`` (through ek's span reader), the output from ``ctx.output``; its
-    gold a :class:`~ek.agents.spec.TaskSpec` from ``Case.metadata`` / ``expected_output`` (see
+    gold a :class:`~ek.agents._spec.TaskSpec` from ``Case.metadata`` / ``expected_output`` (see
     :mod:`ek.adapters.pydantic_evals`). The metric scores them exactly as when called directly,
     and the result is ek's value with ek's reason, the verdict as an assertion, and the figures
     the corpus aggregate needs (:func:`score_results`).
@@ -92,6 +92,11 @@ class EkEvaluator(Evaluator[Any, Any, Any]):
         figures: Also return the detail's numbers as ``<name>.<key>`` scores (default; needed
             by :func:`~ek.adapters.pydantic_evals.summary_from_report` for the ratio-of-sums
             aggregate).
+
+    A run whose span tree holds no agent run (a tracer provider set, the agent not
+    instrumented) is refused with :class:`~ek.adapters.pydantic_evals.NoAgentRunError`, which
+    pydantic-evals records as the run's evaluator failure (``ReportCase.evaluator_failures``),
+    never a score: its calls are unknown, and a 0.0 would pull every aggregate down.
 
     Two ``EkEvaluator`` s of one metric in a dataset need distinct ``name`` s (pydantic-evals
     would suffix the second's results, and the report could not be read back unambiguously).
@@ -136,11 +141,4 @@ class EkEvaluator(Evaluator[Any, Any, Any]):
         """Score one case's run (see the class docstring)."""
         episode = episode_from_context(ctx, scope=self.scope, use_spans=self.use_spans)
         score = run_metric(self.metric, episode, gold_from_context(ctx))
-        name = self.get_default_evaluation_name()
-        results = score_results(name, score, figures=self.figures)
-        note = episode.metadata.get("note")
-        if note:  # say why the calls are none, beside ek's reason
-            main = results[name]
-            assert isinstance(main, EvaluationReason)  # score_results' first result, always
-            results[name] = EvaluationReason(main.value, f"{main.reason or ''} [{note}]".lstrip())
-        return results
+        return score_results(self.get_default_evaluation_name(), score, figures=self.figures)

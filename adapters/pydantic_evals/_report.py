@@ -3,7 +3,7 @@
 ``Dataset.evaluate(task, repeat=k)`` (pydantic-evals 2.62) names the runs of a case
 ``"<case> [i/k]"`` and keeps ``"<case>"`` in ``ReportCase.source_case_name``; a run whose task
 raised is a ``ReportCaseFailure`` in ``report.failures``. Each run becomes one ek
-:class:`~ek.agents.episode.Episode` (task = the case, trial = ``i - 1``), so k runs of a case
+:class:`~ek.agents._episode.Episode` (task = the case, trial = ``i - 1``), so k runs of a case
 give the ``(n, c)`` counts pass^k needs.
 """
 
@@ -19,7 +19,7 @@ from ek._validate import as_verdict, is_number
 from ek.agents.cost import ModelPrice, cost_report, pricing_to_dict
 from ek.agents.episode import Cost, Episode, RunProvenance
 from ek.agents.runs import summary_from_episodes
-from ek.agents.summary import MetricSummary, RunSummary, metric_aggregator
+from ek.agents.summary import MetricSummary, RunSummary, Unscored, metric_aggregator
 from ek.agents.traces.genai import usage
 from ek.base import Score
 from ek.registry import UnknownNameError, resolve
@@ -100,6 +100,23 @@ def _name(fn: Any) -> str:
     return str(getattr(fn, "__name__", type(fn).__name__))
 
 
+def _ek_failures(case: Any) -> list[str]:
+    """What each :class:`EkEvaluator` that raised on a run said (``"<name>: <message>"``)."""
+    return [
+        f"{f.name}: {f.error_message}"
+        for f in getattr(case, "evaluator_failures", None) or []
+        if getattr(getattr(f, "source", None), "name", None) == _SOURCE
+    ]
+
+
+def _check_not_refused(cases: Iterable[Any], success: str) -> None:
+    """An EkEvaluator ``success=`` names that raised on every run is a ValueError quoting why
+    (e.g. the agent was not instrumented)."""
+    failed = [m for case in cases for m in _ek_failures(case) if m.startswith(success + ":")]
+    if failed:
+        raise ValueError(f"success={success!r} failed on every run of the report: {failed[0]}")
+
+
 def _check_success_name(report: Any, success: Success) -> None:
     """A ``success=`` evaluation name no case of the report has, or one that never gives a
     verdict, is a ValueError (it would leave every run unscored: a 0/0 summary)."""
@@ -118,6 +135,7 @@ def _check_success_name(report: Any, success: Success) -> None:
             if sc.passed is not None:
                 verdicts.add(n)
     if success not in names:
+        _check_not_refused(cases, success)
         raise ValueError(
             f"success={success!r} names no evaluation of the report; its evaluations are "
             f"{sorted(names)[:30]}"
@@ -132,7 +150,7 @@ def _check_success_name(report: Any, success: Success) -> None:
 def _cost(metrics: Mapping[str, Any], model: str | None) -> tuple[Cost, ...]:
     """The case's usage (pydantic-evals' sums of the ``gen_ai.usage.*`` span attributes, with
     the ``gen_ai.usage.`` and ``gen_ai.usage.details.`` prefixes removed) read by ek's span
-    reader's token rule (:func:`ek.agents.traces.genai.usage`)."""
+    reader's token rule (:func:`ek.agents.traces._genai.usage`)."""
     attrs: dict[str, Any] = {}
     for k, v in metrics.items():
         if not is_number(v) or k in ("requests", "cost"):
@@ -190,7 +208,7 @@ def episodes_from_report(
                 trial=trial,
                 duration=max(float(case.task_duration), 0.0),
                 run=run,
-                metadata=_ids(case),
+                metadata={**_ids(case), **_failed(case)},
             )
         )
     for fail in getattr(report, "failures", None) or []:
@@ -207,6 +225,30 @@ def episodes_from_report(
         )
     episodes.sort(key=lambda ep: (ep.task_id, ep.trial))
     return episodes, per
+
+
+def _failed(case: Any) -> dict[str, Any]:
+    """``{"ek_evaluator_failures": [...]}`` when an EkEvaluator raised on the run, else ``{}``."""
+    failures = _ek_failures(case)
+    return {"ek_evaluator_failures": failures} if failures else {}
+
+
+def _unscored(
+    unscored: Unscored | None, episodes: Iterable[Episode], success: Success
+) -> Unscored | None:
+    """The unscored runs, the reason naming an EkEvaluator's failure where one left a run
+    without a verdict (e.g. an agent that was not instrumented): the ``success=`` one's first."""
+    if unscored is None:
+        return None
+    for ep in episodes:
+        failures = ep.metadata.get("ek_evaluator_failures") or []
+        if ep.success is None and failures:
+            first = [
+                f for f in failures if isinstance(success, str) and f.startswith(success + ":")
+            ]
+            reason = f"run {ep.task_id!r} trial {ep.trial}: EkEvaluator {(first or failures)[0]}"
+            return replace(unscored, reason=reason)
+    return unscored
 
 
 def _ids(case: Any) -> dict[str, Any]:
@@ -249,9 +291,9 @@ def summary_from_report(
     model: str | None = None,
     run: RunProvenance | None = None,
 ) -> RunSummary:
-    """A pydantic-evals report as an ek :class:`~ek.agents.summary.RunSummary`.
+    """A pydantic-evals report as an ek :class:`~ek.agents._summary.RunSummary`.
 
-    What ``ek-agents report`` and :func:`ek.agents.gate.agent_regression_gate` take: per-case
+    What ``ek-agents report`` and :func:`ek.agents._gate.agent_regression_gate` take: per-case
     ``(n, c)`` counts (pass@k and pass^k with intervals through
     :func:`ek.agents.reliability.reliability`), every :class:`EkEvaluator` metric with its
     ratio-of-sums aggregate (rebuilt from the figures it returned), and the cost report
@@ -271,7 +313,10 @@ def summary_from_report(
         run: The run's provenance (the gate compares its ``suite_version``, ``scaffold``...).
 
     Returns:
-        The summary; ``source`` is the report's name, ``episodes`` one per run.
+        The summary; ``source`` is the report's name, ``episodes`` one per scored run. A run an
+        :class:`EkEvaluator` refused (``ReportCase.evaluator_failures``, e.g. an agent not
+        instrumented) has no ek score in the aggregates; when that leaves it without a
+        verdict it is unscored, and ``unscored.reason`` quotes the refusal.
     """
     if success is not None and not isinstance(success, str) and not callable(success):
         raise TypeError(
@@ -292,4 +337,5 @@ def summary_from_report(
         metrics=_metric_summaries(per),
         cost=priced.to_dict(),
         pricing=pricing_to_dict(price, prices),
+        unscored=_unscored(summary.unscored, episodes, success),
     )
