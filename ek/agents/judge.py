@@ -41,6 +41,16 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ek._validate import is_number, positive_number, short_repr
+from ek.agents._judged import (
+    JUDGED_METHODS,
+    SAMPLING_DESIGNS,
+    CorrectedRate,
+    JudgedTrials,
+    corrected_difference,
+    corrected_success_rate,
+)
+from ek.agents._judged_run import JudgedRun, check_labels, judged_run, load_labels
+from ek.agents._labelling import LabelPlan, labels_needed, trials_to_label
 from ek.base import ReadOnlyDict, Score, check_scores, is_episode
 from ek.calling import CallTimeoutError, EventLoopRunningError, acall, call, is_async_callable
 from ek.iaa import cohen_kappa_result, interval_alpha_pairs, krippendorff_alpha_result
@@ -48,16 +58,29 @@ from ek.quality import JUDGE_COST_TIER
 from ek.stats import Interval, bootstrap_interval
 
 __all__ = [
+    "JUDGED_METHODS",
     "KRIPPENDORFF_CITATION",
+    "SAMPLING_DESIGNS",
+    "CorrectedRate",
     "JudgeError",
     "JudgeMetric",
     "JudgeSignal",
     "JudgeValidation",
+    "JudgedRun",
+    "JudgedTrials",
+    "LabelPlan",
     "PairwiseResult",
     "apairwise_judge",
+    "check_labels",
+    "corrected_difference",
+    "corrected_success_rate",
     "judge_validation",
+    "judged_run",
+    "labels_needed",
+    "load_labels",
     "mean_position_bias",
     "pairwise_judge",
+    "trials_to_label",
 ]
 
 KRIPPENDORFF_CITATION = (
