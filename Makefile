@@ -13,7 +13,7 @@ export DEEPEVAL_TELEMETRY_OPT_OUT := 1
 export RAGAS_DO_NOT_TRACK := true
 
 .PHONY: help venv install install-core test lint typecheck pytest test-core demo bench constraints clean \
-	traces-fixtures
+	traces-fixtures test-hosts
 
 help:
 	@echo "make demo         build .venv, install ek-agents, run the demo offline"
@@ -22,6 +22,8 @@ help:
 	@echo "make test-core    build .venv-core with the core alone (.[test], no extra) and run"
 	@echo "                  the tests and doctests there (tests needing an extra skip)"
 	@echo "make bench        run every benchmark script in bench/"
+	@echo "make test-hosts   each adapter's tests and example against the oldest and newest"
+	@echo "                  supported host release, one venv each under .venv-hosts/"
 	@echo "make constraints  re-resolve requirements/constraints.txt with uv"
 	@echo "make traces-fixtures  regenerate tests/data/traces/stacks/ (one venv a stack)"
 
@@ -81,6 +83,15 @@ test-core: $(STAMP_CORE_ONLY)
 
 test: lint typecheck pytest test-core
 
+# The host matrix (issue 37, docs/host_versions.md): for each adapter, the floor of its host range
+# and the newest release the range allows, each in its own uv venv under .venv-hosts/ (ek editable
+# with its extra, the host pinned): the adapter's tests and its example, offline; then real pip
+# installs beside a user's host (tests/hosts/test_install_behaviour.py). Writes
+# tests/hosts/results.json and the README's compatibility table. Two runs side by side (2 cores).
+HOSTS_JOBS ?= 2
+test-hosts: install
+	$(BIN)/python tests/hosts/matrix.py run --jobs $(HOSTS_JOBS)
+
 # The demo: a retail suite run with k trials by two scripted agents (own harness, the
 # regression gate, an Inspect AI run with mockllm, and two plots), offline, no API key.
 DEMO_DIR ?= ek-demo-run
@@ -119,4 +130,4 @@ traces-fixtures: $(TRACES_STACKS:%=$(TRACES_VENVS)/%/.installed)
 	@for s in $(TRACES_STACKS); do $(TRACES_VENVS)/$$s/bin/python $(TRACES_GEN)/$$s.py || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(CORE_VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(CORE_VENV) .venv-hosts build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -403,8 +403,10 @@ def test_round_trip_token_views() -> None:
         ),
     )
     case = to_deepeval_test_case(ep)
+    assert from_deepeval_test_case(case)[0].cost == ep.cost  # the breakdown rides in metadata
+    if "input_token_count" not in LLMTestCase.model_fields:
+        pytest.skip("DeepEval before 4.0.9 has no token-count fields (ek's counts: metadata)")
     assert (case.input_token_count, case.output_token_count, case.token_cost) == (155, 20, 0.5)
-    assert from_deepeval_test_case(case)[0].cost == ep.cost
     # Without the breakdown, DeepEval's counts read as uncached input and output.
     bare = LLMTestCase(input="q", actual_output="a", input_token_count=155, output_token_count=20)
     assert from_deepeval_test_case(bare)[0].cost == (Cost(input_tokens=155, output_tokens=20),)

@@ -90,13 +90,14 @@ def test_deepeval_test_run_subprocess(tmp_path: Path) -> None:
     (tmp_path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE.format(tests=str(TESTS)))
     work = tmp_path / "work"
     work.mkdir()
-    shutil.copy(EXAMPLE, work / EXAMPLE.name)
+    # named test_*: `deepeval test run` before 4.0.10 refuses any other file name
+    shutil.copy(EXAMPLE, work / f"test_{EXAMPLE.name}")
     (work / "pytest.ini").write_text(
         "[pytest]\naddopts = -p no:cacheprovider\nasyncio_default_fixture_loop_scope = function\n"
     )
     before = sorted(p.name for p in work.iterdir())
     proc = subprocess.run(
-        [str(deepeval_cli), "test", "run", EXAMPLE.name],
+        [str(deepeval_cli), "test", "run", f"test_{EXAMPLE.name}"],
         cwd=work,
         env=_offline_env(tmp_path),
         capture_output=True,

@@ -130,7 +130,9 @@ class ScriptedAgent:
         ]
         return ModelResponse(parts=parts, usage=usage)
 
-    async def __call__(self, prompt: str) -> str:
+    # A coroutine method, not an async __call__: pydantic-evals before 2.32 awaits a task only
+    # when it is a coroutine function (an instance was called and its coroutine dropped).
+    async def run(self, prompt: str) -> str:
         result = await self.agent.run(prompt)
         self.runs[prompt] = self.runs.get(prompt, 0) + 1
         return result.output
@@ -211,7 +213,7 @@ def report():
         evaluators=[*(EkEvaluator(m) for m in METRICS), CaptureEpisode()],
     )
     # max_concurrency=1: the runs execute in order (case by case, run 1..3), as SCRIPTS lists them
-    return ds.evaluate_sync(ScriptedAgent(SCRIPTS), repeat=3, max_concurrency=1, progress=False)
+    return ds.evaluate_sync(ScriptedAgent(SCRIPTS).run, repeat=3, max_concurrency=1, progress=False)
 
 
 def test_repeats_are_named_and_grouped_by_case(report):
@@ -343,8 +345,8 @@ def test_the_gate_sees_a_real_regression_between_two_reports(tmp_path):
     ds = Dataset(
         name="gate", cases=cases, evaluators=[EkEvaluator("task_success", use_spans=False)]
     )
-    good = ds.evaluate_sync(ScriptedAgent(scripts("shipped")), repeat=3, progress=False)
-    bad = ds.evaluate_sync(ScriptedAgent(scripts("lost")), repeat=3, progress=False)
+    good = ds.evaluate_sync(ScriptedAgent(scripts("shipped")).run, repeat=3, progress=False)
+    bad = ds.evaluate_sync(ScriptedAgent(scripts("lost")).run, repeat=3, progress=False)
     baseline = summary_from_report(good, success="task_success")
     current = summary_from_report(bad, success="task_success")
     assert baseline.n_successes == 24 and current.n_successes == 0

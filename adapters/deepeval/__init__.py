@@ -16,7 +16,8 @@ its reason says so), ``raw_tool_calls`` (the model's calls as it wrote them, ins
 ``tools_called``: a malformed one is scored as malformed, never as a call with no arguments),
 ``final_state``, ``gold``, ``task_id``, ``trial``, ``cost``, ``step_errors``, ``success``.
 
-Needs the extra: ``pip install ek-agents[deepeval]``.
+Needs the extra: ``pip install ek-agents[deepeval]`` (DeepEval >=3.9.9,<5; another version is
+refused at import with the ``pip`` command that fixes it, see :mod:`._version`).
 
 Example:
     >>> from deepeval.test_case import LLMTestCase
@@ -30,15 +31,9 @@ Example:
 
 from __future__ import annotations
 
-try:
-    import deepeval  # noqa: F401
-except ImportError as _e:  # pragma: no cover - exercised in a test with deepeval hidden
-    raise ImportError(
-        "ek.adapters.deepeval needs DeepEval: pip install ek-agents[deepeval]"
-    ) from _e
-
 from ek.agents.bridge import from_deepeval_test_case
 
+from . import _version  # noqa: F401  (before the host: refuses a version out of range)
 from ._convert import to_deepeval_test_case
 from ._metric import EkConversationalMetric, EkMetric
 from ._summary import summary_from_evaluation

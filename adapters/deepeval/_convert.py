@@ -5,15 +5,16 @@ What DeepEval has no field for travels in ``metadata`` under the keys documented
 all token kinds, final state, success, error, trial, run provenance, non-string input/output/gold).
 DeepEval's own ``input_token_count`` is set to all agent input tokens (uncached + cache reads +
 cache writes) and ``output_token_count`` to all agent output tokens, so DeepEval's views stay
-right; the exact breakdown is read back from ``metadata["cost"]``.
+right; the exact breakdown is read back from ``metadata["cost"]``. (DeepEval before 4.0.9 has no
+token-count fields and drops them: ek's counts then live in ``metadata["cost"]`` alone.)
 
 Example:
     >>> from ek.agents import Cost, Episode, Step
     >>> ep = Episode("t1", [Step("search", {"q": "x"}, observation=[1, 2], error="timeout")],
     ...              output="done", cost=Cost(input_tokens=10, cache_read_tokens=5, output_tokens=2))
     >>> tc = to_deepeval_test_case(ep, "done")
-    >>> tc.input_token_count, tc.metadata["step_errors"], tc.tools_called[0].output
-    (15, ['timeout'], [1, 2])
+    >>> tc.metadata["step_errors"], tc.tools_called[0].output, tc.metadata["cost"][0]["input_tokens"]
+    (['timeout'], [1, 2], 10)
 """
 
 from __future__ import annotations

@@ -230,9 +230,12 @@ class EkMetric(_EkShell, BaseMetric):
         >>> from ek.agents import CostPerSuccessMetric, per_million
         >>> m = EkMetric(CostPerSuccessMetric(price=per_million(1.0, 2.0)), threshold=0.01)
         >>> tc = LLMTestCase(input="q", actual_output="a", expected_output="a",
-        ...                  input_token_count=1000, output_token_count=500)
+        ...                  metadata={"cost": {"input_tokens": 1000, "output_tokens": 500}})
         >>> m.measure(tc), m.is_successful()
         (0.002, True)
+
+    (From DeepEval 4.0.9 ``input_token_count=1000, output_token_count=500`` say the same; before
+    it DeepEval drops those fields, and the cost is NaN with the reason "dollars unknown".)
     """
 
 

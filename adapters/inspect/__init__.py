@@ -31,18 +31,13 @@ recorded: Inspect records them by their bare name (``tool_calls``), so the ek sc
 registered under it (unless something else already holds that name).
 
 Importing this package without ``inspect_ai`` raises ``ImportError`` naming
-``pip install ek-agents[inspect]``.
+``pip install ek-agents[inspect]``; with an Inspect outside the supported range (>=0.3.278,<1)
+it raises one naming the version found, the range and the ``pip`` command that fixes it.
 """
 
 from __future__ import annotations
 
-try:
-    import inspect_ai  # noqa: F401
-except ImportError as e:  # pragma: no cover - exercised in a subprocess without inspect_ai
-    raise ImportError(
-        "ek.adapters.inspect needs Inspect AI (inspect_ai): pip install ek-agents[inspect]"
-    ) from e
-
+from . import _version  # noqa: F401  (before the host: refuses a version out of range)
 from ._convert import episode_to_messages, to_inspect_sample
 from ._metrics import cost_of_pass_metric, ek_aggregate, micro_f1
 from ._reducers import pass_at, pass_hat

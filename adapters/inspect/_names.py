@@ -47,10 +47,15 @@ def register_bare_alias(factory: Any) -> None:
     bare name up, which never reaches the ``ek/`` namespace. The alias makes the recorded name
     resolve, so a re-score of an ek-scored log needs no flags. A name that is already taken
     (an Inspect built-in, or a scorer registered earlier under that bare name) is left alone.
+
+    Inspect has no public look-up that leaves entry points alone (one that loads them would
+    re-enter this import), so the alias needs its private ``registry_has`` (from 0.3.278, the
+    supported floor); an Inspect that moved it gets no alias, and re-scoring needs
+    ``--scorer ek/<name>``.
     """
     try:
         from inspect_ai._util.registry import registry_add, registry_has, registry_info
-    except ImportError:  # pragma: no cover - a future Inspect that moved them: no alias
+    except ImportError:  # pragma: no cover - an Inspect that moved them: no alias
         return
     info = registry_info(factory)
     bare = unqualified(info.name)

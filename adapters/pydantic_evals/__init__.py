@@ -10,7 +10,8 @@ the figures ek's corpus aggregate needs. :func:`summary_from_report` reads the r
 :class:`~ek.agents.summary.RunSummary`: pass^k with intervals, Cost-of-Pass, and the input of
 ``ek-agents gate``.
 
-Needs the extra: ``pip install ek-agents[pydantic-evals]``. The tool calls come from the span
+Needs the extra: ``pip install ek-agents[pydantic-evals]`` (pydantic-evals >=2.4,<3; another
+version is refused at import with the ``pip`` command that fixes it). The tool calls come from the span
 tree, so set an OpenTelemetry SDK tracer provider before evaluating
 (``opentelemetry.trace.set_tracer_provider(TracerProvider())``, or ``logfire.configure()``)
 and instrument the agent (``Agent(..., capabilities=[Instrumentation()])`` or
@@ -22,13 +23,7 @@ report: ``report.print(include_reasons=True)`` shows them.
 
 from __future__ import annotations
 
-try:
-    import pydantic_evals  # noqa: F401
-except ImportError as _e:  # pragma: no cover - exercised in a test with pydantic-evals hidden
-    raise ImportError(
-        "ek.adapters.pydantic_evals needs pydantic-evals: pip install ek-agents[pydantic-evals]"
-    ) from _e
-
+from . import _version  # noqa: F401  (before the host: refuses a version out of range)
 from ._convert import (
     NoAgentRunError,
     episode_from_context,

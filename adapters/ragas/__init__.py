@@ -27,8 +27,9 @@ its reason says so) and ``raw_tool_calls`` on an AI message (the model's calls a
 instead of ``tool_calls``, whose ``ToolCall`` refuses arguments that are not a mapping: a
 malformed call is scored as malformed).
 
-Needs the extra: ``pip install ek-agents[ragas]`` (it pins ``langchain-community<0.4.2``, without
-which ``import ragas`` 0.4.3 fails).
+Needs the extra: ``pip install ek-agents[ragas]`` (Ragas >=0.3.7,!=0.4.2,<1; it bounds
+``langchain-community<0.4.2``, without which ``import ragas`` 0.4.3 fails). Another Ragas is
+refused at import with the ``pip`` command that fixes it.
 
 Example:
     >>> from ek.agents import Episode, TaskSuccessMetric
@@ -44,19 +45,9 @@ Example:
 
 from __future__ import annotations
 
-import warnings
-
-try:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import ragas  # noqa: F401
-except ImportError as _e:  # pragma: no cover - exercised in a test with ragas hidden
-    raise ImportError(
-        f"ek.adapters.ragas needs Ragas: pip install ek-agents[ragas] (import failed: {_e})"
-    ) from _e
-
 from ek.agents.bridge import from_ragas_sample
 
+from . import _version  # noqa: F401  (before the host: refuses a version out of range)
 from ._convert import to_ragas_sample
 from ._metric import (
     REQUIRED_COLUMNS,
