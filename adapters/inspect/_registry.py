@@ -8,13 +8,14 @@ reducers, and nothing else.
 
 from __future__ import annotations
 
-from . import _metrics, _reducers, _scorers
+from . import _metrics, _reducers, _scorers, policy
 
 __all__ = ["REGISTERED"]
 
 #: The names this entry point registers (scorers, metrics, reducers).
 REGISTERED: tuple[str, ...] = (
     *_scorers.SCORER_NAMES,
+    *policy.SCORER_NAMES,
     *_metrics.METRIC_NAMES,
     *_reducers.REDUCER_NAMES,
 )
