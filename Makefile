@@ -94,8 +94,16 @@ test-hosts: install
 
 # The demo: a retail suite run with k trials by two scripted agents (own harness, the
 # regression gate, an Inspect AI run with mockllm, and two plots), offline, no API key.
+# It needs ek with the Inspect adapter and the plots (.[inspect,plot]), not the test tools: pip
+# shows its progress (a fresh venv takes a few minutes; the demo itself well under one).
 DEMO_DIR ?= ek-demo-run
-demo: install
+STAMP_DEMO := $(VENV)/.installed-demo
+$(STAMP_DEMO): $(BIN)/python pyproject.toml $(CONSTRAINTS)
+	@echo "== installing ek-agents with .[inspect,plot] into $(VENV)"
+	$(PIP) install --progress-bar on -c $(CONSTRAINTS) -e ".[inspect,plot]"
+	touch $@
+
+demo: $(STAMP_DEMO)
 	$(BIN)/ek-agents demo $(DEMO_DIR)
 	@echo "the same agents as pytest tests (5 trials a test, one verdict from pass^2): $(BIN)/python -m pytest examples/test_agent_with_pytest.py"
 

@@ -36,14 +36,15 @@ import errno
 import json
 import math
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Mapping
 from typing import IO, Any
 
 __all__ = [
     "MAX_DEPTH",
     "NONFINITE_SPELLINGS",
+    "create_beside",
     "decode_float",
     "dumps",
     "encode_float",
@@ -287,16 +288,53 @@ def _fsync_folder(folder: str) -> None:
         os.close(dfd)
 
 
+def create_beside(target: str, *, prefix: str, suffix: str) -> tuple[int, str]:
+    """A new, empty temporary file in ``target``'s folder, to be renamed over ``target``, with
+    the permissions ``open(target, "w")`` would give: an existing target's mode, else 0o666
+    less the process's umask (``tempfile.mkstemp`` gives 0o600, and the rename kept it).
+
+    Returns:
+        ``(fd, path)``: the file opened for writing, and its path.
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     fd, tmp = create_beside(os.path.join(d, "a.json"), prefix=".tmp-", suffix=".json")
+        ...     os.close(fd)
+        ...     os.path.dirname(tmp) == d, os.path.basename(tmp).startswith(".tmp-")
+        (True, True)
+    """
+    folder = os.path.dirname(os.path.abspath(target))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = os.path.join(folder, f"{prefix}{secrets.token_hex(8)}{suffix}")
+        try:
+            fd = os.open(tmp, flags, 0o666)  # the umask applies, as for open()
+        except FileExistsError:  # another writer drew the same name: draw again
+            continue
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            return fd, tmp
+        except BaseException:
+            os.close(fd)
+            os.unlink(tmp)
+            raise
+        os.chmod(tmp, mode)  # writing over a file keeps its mode, as open() does
+        return fd, tmp
+
+
 def write_json_atomic(path: str | os.PathLike[str], data: Any, *, indent: int | None = 1) -> None:
     """Write ``data`` as strict JSON to ``path`` atomically (temp file, fsync, rename).
 
     Non-finite floats are spelled by :func:`to_json_safe`. A crash leaves the old file or the new
-    one, never a mixture.
+    one, never a mixture. The file gets the permissions ``open(path, "w")`` would give
+    (:func:`create_beside`).
     """
     target = writable_file("write_json_atomic", path)
     folder = os.path.dirname(os.path.abspath(target))
     text = dumps(data, indent=indent)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
+    fd, tmp = create_beside(target, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text + "\n")

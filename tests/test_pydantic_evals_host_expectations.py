@@ -16,15 +16,14 @@ A real pydantic-ai ``Agent`` driven by ``FunctionModel`` (scripted calls, offlin
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib.metadata as md
 import importlib.util
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _installs import extra_distributions, normalise
 
 pytest.importorskip("pydantic_evals")
 pytest.importorskip("pydantic_ai")
@@ -151,31 +150,6 @@ def test_reasons_show_with_include_reasons_as_the_readme_says(report):
     assert "include_reasons=True" in readme
 
 
-def _requirement_names(reqs: list[str], extras: set[str] = frozenset()) -> set[str]:  # type: ignore[assignment]
-    out = set()
-    for r in reqs:
-        name, _, marker = r.partition(";")
-        wanted = re.findall(r"extra\s*==\s*['\"]([^'\"]+)['\"]", marker)
-        if wanted and not set(wanted) & extras:
-            continue
-        out.add(re.split(r"[\s<>=!~\[(]", name.strip(), maxsplit=1)[0].lower().replace("_", "-"))
-    return out
-
-
-def _closure(names: set[str]) -> set[str]:
-    """Every distribution the names install (their installed metadata, no extras)."""
-    seen: set[str] = set()
-    todo = list(names)
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        with contextlib.suppress(md.PackageNotFoundError):  # not installed: no requirements
-            todo.extend(_requirement_names(md.requires(name) or []))
-    return seen
-
-
 def _imported_modules(path: Path) -> set[str]:
     """The modules a file imports (``from a import b`` is ``a.b`` when b is a module)."""
     out: set[str] = set()
@@ -205,16 +179,12 @@ def _owner(module: str) -> str | None:
     for dist in md.packages_distributions()[top]:
         for f in md.distribution(dist).files or []:
             if Path(f.locate()).resolve() == origin:
-                return dist.lower().replace("_", "-")
+                return normalise(dist)
     raise AssertionError(f"no installed distribution holds {module} ({origin})")
 
 
 def test_the_extra_installs_what_the_example_imports():
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
-    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"
-    ]["pydantic-evals"]
-    installed = _closure(_requirement_names(extra))
+    installed = extra_distributions("pydantic-evals")
     modules = _imported_modules(ROOT / "examples" / "pydantic_evals_example.py")
     needed = {d for d in map(_owner, modules) if d is not None}
     assert {"opentelemetry-sdk", "pydantic-ai-slim", "pydantic-evals"} <= needed  # it checks
