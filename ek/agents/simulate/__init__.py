@@ -1,0 +1,62 @@
+"""Conversations with a simulated user: the scenario, the simulators, the driver, attribution.
+
+* :class:`Scenario` (carried by ``TaskSpec.scenario``): persona, instructions, the facts the
+  user knows and may disclose, the goal items, the stop condition;
+* simulators (:mod:`ek.agents.simulate.simulators`): the duck-typed seam
+  ``simulator(view) -> turn``; :class:`ScriptedSimulator`, :class:`RuleSimulator`,
+  :class:`LLMSimulator` (your ``messages -> text`` callable, sync or async); their identity
+  (:func:`simulator_id`) is the run's provenance;
+* whose fault a failure is (:func:`check_simulator`, :func:`attribute`);
+* tau-bench conversations read as episodes (:func:`read_taubench`).
+
+See ``docs/conversations.md``.
+"""
+
+from __future__ import annotations
+
+from .attribution import (
+    FAULT_KINDS,
+    PARTIES,
+    Attribution,
+    SimulatorFault,
+    attribute,
+    check_simulator,
+    conversation_of,
+)
+from .scenario import STOP, Scenario
+from .simulators import (
+    DEFAULT_PROMPT,
+    LLMSimulator,
+    RuleSimulator,
+    ScriptedSimulator,
+    SimulatorView,
+    UserTurn,
+    as_user_turn,
+    simulator_id,
+    simulator_identity,
+)
+from .taubench import RETAIL_PATTERNS, read_taubench, scenario_from_taubench
+
+__all__ = [
+    "DEFAULT_PROMPT",
+    "FAULT_KINDS",
+    "PARTIES",
+    "RETAIL_PATTERNS",
+    "STOP",
+    "Attribution",
+    "LLMSimulator",
+    "RuleSimulator",
+    "Scenario",
+    "ScriptedSimulator",
+    "SimulatorFault",
+    "SimulatorView",
+    "UserTurn",
+    "as_user_turn",
+    "attribute",
+    "check_simulator",
+    "conversation_of",
+    "read_taubench",
+    "scenario_from_taubench",
+    "simulator_id",
+    "simulator_identity",
+]
