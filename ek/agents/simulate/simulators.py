@@ -46,6 +46,7 @@ __all__ = [
     "SimulatorView",
     "UserTurn",
     "as_user_turn",
+    "last_said",
     "simulator_id",
     "simulator_identity",
 ]
@@ -76,10 +77,20 @@ class SimulatorView:
     @property
     def last_agent_message(self) -> str:
         """The agent's latest text (``""`` before the agent has spoken)."""
-        for m in reversed(self.messages):
-            if m.get("role") == "assistant":
-                return str(m.get("content", ""))
-        return ""
+        return last_said(self.messages, "assistant")
+
+
+def last_said(messages: Sequence[Mapping[str, Any]], role: str) -> str:
+    """The latest text of ``role`` in ``messages`` (``""`` when it has not spoken).
+
+    Example:
+        >>> last_said([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "?"}], "user")
+        'hi'
+    """
+    for m in reversed(messages):
+        if m.get("role") == role:
+            return str(m.get("content", ""))
+    return ""
 
 
 @dataclass(frozen=True)
