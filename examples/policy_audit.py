@@ -14,8 +14,8 @@ Run it:
    is a :class:`~ek.agents.policy.Confirm` per write tool; two more rules: a cancelled
    reservation must be one the user named (:class:`~ek.agents.policy.UserNamed`), and at most
    one certificate per conversation (:class:`~ek.agents.policy.MaxCalls`).
-3. **Audit.** Each result becomes an Episode (its calls through the message bridge, its
-   messages kept for the turns, the recorded reward as its success); ``PolicyMetric`` lists
+3. **Audit.** ``read_taubench`` reads each result as an Episode (its calls through the message
+   bridge, its messages kept for the turns, the recorded reward as its success); ``PolicyMetric`` lists
    every violation with its step and reason, and the figures give the violation rate and the
    **near-miss** share: successes that broke a policy.
 """
@@ -28,9 +28,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ek.agents.base import Episode
-from ek.agents.bridge import trajectory_from_messages
 from ek.agents.policy import Confirm, MaxCalls, PolicyMetric, UserNamed, policy_figures
+from ek.agents.simulate import read_taubench
 
 WRITE_TOOLS = (
     "book_reservation",
@@ -189,30 +188,18 @@ def conversations() -> list[dict[str, Any]]:
     ]
 
 
-def episode_of(result: dict[str, Any]) -> Episode:
-    """A tau-bench result as an Episode: calls by the message bridge, the turns kept."""
-    msgs = result["traj"]
-    return Episode(
-        str(result["task_id"]),
-        trajectory=trajectory_from_messages(msgs),
-        success=result["reward"] == 1.0,
-        trial=int(result.get("trial", 0)),
-        metadata={"messages": msgs},
-    )
-
-
 def main(out_dir: Path) -> dict[str, Any]:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "tau_results.json"
     path.write_text(json.dumps(conversations(), indent=1), encoding="utf-8")
-    results = json.loads(path.read_text(encoding="utf-8"))  # as if tau-bench had written it
+    episodes = read_taubench(path)  # as if tau-bench had written the file
     metric = PolicyMetric(AIRLINE_POLICY, check="recorded")
-    scores = [metric(episode_of(r), None) for r in results]
-    for r, s in zip(results, scores):
+    scores = [metric(ep, None) for ep in episodes]
+    for ep, s in zip(episodes, scores):
         mark = (
             "near-miss" if s.detail["near_misses"] else ("ok" if s.detail["passed"] else "violated")
         )
-        print(f"{r['task_id']:<26} reward {r['reward']:.0f}  {mark}")
+        print(f"{ep.task_id:<26} reward {int(bool(ep.success))}  {mark}")
         for v in s.detail["violations"]:
             print(f"    step {v['step']}: [{v['rule']}] {v['reason']}")
     figs = policy_figures(scores)
