@@ -63,12 +63,13 @@ def render_view(
         FileNotFoundError: a file is missing.
         ValueError: a file is not a run ek can read.
     """
-    opts = {"success_scorer": success_scorer, "trace_options": trace_options}
-    v = read_view(run, **opts)
+    v = read_view(run, success_scorer=success_scorer, trace_options=trace_options)
     title = f"ek-agents view: {v.summary.run.agent or os.path.basename(os.fspath(run))}"
     section = ""
     if compare is not None:
-        base = read_view(compare, **opts).summary
+        base = read_view(
+            compare, success_scorer=success_scorer, trace_options=trace_options
+        ).summary
         section = compare_section(v.summary, base, os.fspath(compare))
     return page(v, title, section)
 
