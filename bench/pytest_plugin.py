@@ -12,7 +12,7 @@ The cost per trial is the slope between N = ``--small`` and N = ``--large`` (so 
 start-up, the same for both sizes, drops out), in child CPU time, best of ``--rounds`` rounds with
 the configurations interleaved (bytecode caching on, as on a user's machine). The last lines give the start-up cost of merely having the
 plugin loaded, on a suite that does not use it (the ``pytest11`` entry point loads it into every
-session): a 20-test unrelated suite with and without ``-p ek.pytest_plugin``.
+session): a 20-test unrelated suite with and without ``-p ek.agents.pytest_plugin``.
 
     python bench/pytest_plugin.py [--small 100] [--large 1000] [--rounds 3]
 """
@@ -64,9 +64,12 @@ def test_x(x):
 
 CONFIGS = {
     "pytest-repeat": (PLAIN, ["-p", "repeat"]),
-    "ek marker": (EK, ["-p", "ek.pytest_plugin"]),
-    "ek + record": (EK_RECORD, ["-p", "ek.pytest_plugin"]),
-    "ek + record + store": (EK_RECORD, ["-p", "ek.pytest_plugin", "--ek-store", "run.jsonl"]),
+    "ek marker": (EK, ["-p", "ek.agents.pytest_plugin"]),
+    "ek + record": (EK_RECORD, ["-p", "ek.agents.pytest_plugin"]),
+    "ek + record + store": (
+        EK_RECORD,
+        ["-p", "ek.agents.pytest_plugin", "--ek-store", "run.jsonl"],
+    ),
 }
 
 
@@ -113,7 +116,7 @@ def main() -> None:
                 d = folders[(name, n)]
                 t = _cpu_of(_pytest(d, extra), d)
                 best[(name, n)] = min(best.get((name, n), t), t)
-        for label, extra in (("without", []), ("with", ["-p", "ek.pytest_plugin"])):
+        for label, extra in (("without", []), ("with", ["-p", "ek.agents.pytest_plugin"])):
             t = _cpu_of(_pytest(unrelated, extra), unrelated)
             start[label] = min(start.get(label, t), t)
 

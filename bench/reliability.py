@@ -46,13 +46,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ek.agents.adaptive import Adaptive
+from ek.agents._adaptive import Adaptive
+from ek.agents._faults import Fault, FaultPlan, ToolFault
+from ek.agents._gate import agent_regression_gate
+from ek.agents._summary import MetricSummary, RunSummary
 from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.faults import Fault, FaultPlan, ToolFault
-from ek.agents.gate import agent_regression_gate
 from ek.agents.reliability import reliability
 from ek.agents.suite import TrialContext, run_suite
-from ek.agents.summary import MetricSummary, RunSummary
 from ek.base import Score
 
 PLAN = FaultPlan([Fault("error", tools=["lookup"], rate=1.0)])

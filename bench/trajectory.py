@@ -54,7 +54,7 @@ import tracemalloc
 from typing import Any
 from unittest import mock
 
-import ek.agents.toolcalls.assign as assign
+import ek.agents.toolcalls._assign as assign
 from ek.agents.base import Step
 from ek.agents.trajectory import MAX_CELLS, MAX_STEPS, TrajectoryMetric, align_trajectory
 

@@ -9,7 +9,7 @@ agents read its ``trial`` and ``seed``) and records each episode with its gold a
 the session table shows tool-call and trajectory scores and $/success beside the verdict::
 
     pytest examples/test_agent_with_pytest.py          # ek-agents installed: the plugin loads
-    pytest -p ek.pytest_plugin examples/test_agent_with_pytest.py     # with autoloading off
+    pytest -p ek.agents.pytest_plugin examples/test_agent_with_pytest.py     # with autoloading off
 
 Both agents are flaky: the baseline fails a few of its 30 tests (hard refunds), the candidate,
 less reliable on refunds, about three times as many; the session table shows each test's success

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from ek.agents import per_million
+from ek.agents._episode import Trajectory
+from ek.agents._spec import TaskSpec
 from ek.agents.cost import cost_report
-from ek.agents.episode import Trajectory
 from ek.agents.reliability import reliability
-from ek.agents.spec import TaskSpec
 from ek.agents.toolcalls import ToolCallMetric, normalize_calls
 from ek.agents.traces import (
     Span,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ek.agents.adaptive import Adaptive
+from ek.agents._adaptive import Adaptive
 from ek.agents.base import TaskSpec
 from ek.agents.suite import SuiteConfig, TrialContext, run_suite
 

@@ -63,7 +63,7 @@ def test_the_map_names_no_module_that_is_gone() -> None:
     }
     existing = {Path(m).name for m in _modules()} | {
         p.name
-        for d in ("ek/agents/verifier", "ek/pytest_plugin", "ek/adapters")
+        for d in ("ek/agents/verifier", "ek/agents/pytest_plugin", "ek/adapters")
         for p in (ROOT / d).glob("*.py")
     }
     assert named <= existing, sorted(named - existing)

@@ -1,6 +1,6 @@
 """The assignment's class reduction (issue 22): exact against brute force, at scale, and bounded.
 
-``ek.agents.toolcalls.assign`` solves a large tool group whose gold calls are literal (no AnyOf)
+``ek.agents.toolcalls._assign`` solves a large tool group whose gold calls are literal (no AnyOf)
 and whose tool has no schema through classes of interchangeable calls and a min-cost flow
 instead of the Hungarian on every pair. These tests go through the public paths
 (``match_calls``, ``TrajectoryMetric``, ``align_trajectory``); the small-group threshold is
@@ -19,11 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ek.agents.toolcalls.assign as assign
+import ek.agents.toolcalls._assign as assign
 from ek.agents.base import Step, ToolSpec
 from ek.agents.toolcalls import match_calls
-from ek.agents.toolcalls.parse import prepare_gold, prepare_predicted
-from ek.agents.toolcalls.values import Context
+from ek.agents.toolcalls._parse import prepare_gold, prepare_predicted
+from ek.agents.toolcalls._values import Context
 from ek.agents.trajectory import TrajectoryMetric, align_trajectory
 from ek.canon import resolve_canonicalizer
 

@@ -42,14 +42,14 @@ from ek.agents import (
     run_suite,
     write_episodes,
 )
+from ek.agents._store import StoreMismatchError
 from ek.agents.bridge import cost_from_usage
 from ek.agents.judge import JudgeError
 from ek.agents.metrics import check_name
-from ek.agents.store import StoreMismatchError
 from ek.canon import bfcl_standardize
 from ek.fields import f1_score
+from ek.harness import metric_direction
 from ek.jsonio import read_json
-from ek.scalar_gate import metric_direction
 from ek.stats import (
     Interval,
     check_int,

@@ -11,12 +11,12 @@ from fractions import Fraction
 
 import pytest
 
+from ek.agents._spec import ToolSpec
 from ek.agents.base import Cost, Episode, Step, TaskSpec
 from ek.agents.cost import dollars, episode_dollars, per_million
 from ek.agents.judge import JudgeSignal
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.reliability import MAX_K, pass_at_k, pass_hat_k, reliability
-from ek.agents.spec import ToolSpec
 from ek.agents.toolcalls import MAX_CALLS, ToolCallMetric, match_calls
 from ek.agents.trajectory import MAX_STEPS, TrajectoryMetric, align_trajectory
 from ek.stats import MAX_COUNT, MAX_RESAMPLES, bootstrap_interval, wilson_interval

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ek.agents import cli
+from ek.agents._summary import RunSummary
 from ek.agents.base import Cost, Episode, RunProvenance, TaskSpec
 from ek.agents.cost import per_million
 from ek.agents.harness import (
@@ -23,7 +24,6 @@ from ek.agents.harness import (
     save_agent_baseline,
 )
 from ek.agents.metrics import CostPerSuccessMetric
-from ek.agents.summary import RunSummary
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -133,7 +133,7 @@ def test_gate_refusals_exit_2(runs: dict[str, Path], tmp_path: Path, capsys: Any
 
 
 def test_a_missing_verdict_is_counted_as_unscored_not_as_a_failure() -> None:
-    from ek.agents.runs import summary_from_episodes
+    from ek.agents._runs import summary_from_episodes
 
     s = summary_from_episodes([Episode("a", success=True, run=RUN), Episode("b", run=RUN)])
     assert dict(s.counts) == {"a": (1, 1)} and s.n_unscored == 1

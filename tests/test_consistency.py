@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ek.agents._consistency import consistency, flip_rate
+from ek.agents._gate import agent_regression_gate
+from ek.agents._runs import load_run
 from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.consistency import consistency, flip_rate
-from ek.agents.gate import agent_regression_gate
-from ek.agents.runs import load_run
 from ek.agents.suite import TrialContext, run_suite
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

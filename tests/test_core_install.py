@@ -67,7 +67,7 @@ def test_every_core_module_imports_with_the_standard_library_alone() -> None:
 
         hosts = tuple(f"ek.adapters.{h}" for h in ("inspect", "deepeval", "ragas", "pydantic_evals"))
         # the pytest plugin imports pytest by design: pytest loads it, nothing in ek imports it
-        hosts += ("ek.pytest_plugin",)
+        hosts += ("ek.agents.pytest_plugin",)
         before = {m.partition(".")[0] for m in sys.modules}
         names, failed = [], {}
         for info in pkgutil.walk_packages(ek.__path__, "ek."):
@@ -88,7 +88,7 @@ def test_every_core_module_imports_with_the_standard_library_alone() -> None:
     assert out["failed"] == {}, out["failed"]
     assert out["foreign"] == []
     # the walk really covered the core: the agents package, its demo and the demo's job
-    assert {"ek.base", "ek.agents.metrics", "ek.agents.demo.run", "ek.agents.cli"} <= set(
+    assert {"ek.base", "ek.agents.metrics", "ek.agents.demo._run", "ek.agents.cli"} <= set(
         out["names"]
     )
     assert not any("inspect_task" in n for n in out["names"])  # moved to ek.adapters.inspect.demo

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
+from ek.agents._infra import InfraError
 from ek.agents.base import TaskSpec
-from ek.agents.infra import InfraError
 from ek.agents.suite import HarnessError, TrialContext, run_suite
 
 K = 4

@@ -41,7 +41,7 @@ from ek.agents import (
     ToolSpec,
     per_million,
 )
-from ek.agents.gate import agent_regression_gate
+from ek.agents._gate import agent_regression_gate
 from ek.agents.toolcalls import ToolCallMetric
 
 LOOKUP = ToolSpec("lookup_order", [FieldSpec("order_id", "string")])

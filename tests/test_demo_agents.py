@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ek.agents.cost import dollars
-from ek.agents.demo.agents import (
+from ek.agents.demo._agents import (
     ErrorProfile,
     ScriptedAgent,
     TokenModel,
@@ -14,9 +14,9 @@ from ek.agents.demo.agents import (
     baseline_agent,
     candidate_agent,
 )
-from ek.agents.demo.run import DEMO_PRICES
-from ek.agents.demo.tasks import load_tasks
-from ek.agents.demo.world import replay, replayed_state_match
+from ek.agents.demo._run import DEMO_PRICES
+from ek.agents.demo._tasks import load_tasks
+from ek.agents.demo._world import replay, replayed_state_match
 from ek.agents.metrics import final_state_match
 from ek.agents.reliability import newcombe_difference
 

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
+from ek.agents._runs import load_run
 from ek.agents.cli import main
-from ek.agents.demo.run import DEMO_PRICES, ProgressBar, run_demo
-from ek.agents.runs import load_run
+from ek.agents.demo._run import DEMO_PRICES, ProgressBar, run_demo
 from ek.agents.suite import ProgressEvent
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ek.agents.base import DESTRUCTIVE_WEIGHT, Episode, Step, suite_grammar
-from ek.agents.demo.agents import oracle_agent
-from ek.agents.demo.tasks import SUITE_VERSION, apply_changes, load_tasks, suite_info
-from ek.agents.demo.world import (
+from ek.agents.demo._agents import oracle_agent
+from ek.agents.demo._tasks import SUITE_VERSION, apply_changes, load_tasks, suite_info
+from ek.agents.demo._world import (
     TOOLS,
     call_tool,
     initial_db,

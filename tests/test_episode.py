@@ -439,4 +439,4 @@ def test_base_is_a_facade_over_episode_and_spec() -> None:
     ]
     assert own == []
     # classes report their concept module (pickles and reprs name where the code lives)
-    assert Episode.__module__ == "ek.agents.episode" and TaskSpec.__module__ == "ek.agents.spec"
+    assert Episode.__module__ == "ek.agents._episode" and TaskSpec.__module__ == "ek.agents._spec"

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from ek.agents._faults import FAULT_KINDS, Fault, FaultPlan, ToolFault, corrupt, wrap_tool
+from ek.agents._gate import agent_regression_gate
+from ek.agents._runs import load_run
 from ek.agents.base import RunProvenance, TaskSpec
 from ek.agents.demo import DEMO_PRICES, baseline_agent, candidate_agent, load_tasks
 from ek.agents.demo import replayed_state_match as demo_check
-from ek.agents.demo.run import DEMO_FAULTS
-from ek.agents.faults import FAULT_KINDS, Fault, FaultPlan, ToolFault, corrupt, wrap_tool
-from ek.agents.gate import agent_regression_gate
-from ek.agents.runs import load_run
+from ek.agents.demo._run import DEMO_FAULTS
 from ek.agents.suite import SuiteConfig, TrialContext, run_suite
 from ek.stats import newcombe_difference
 

@@ -55,24 +55,24 @@ from hypothesis import strategies as st
 
 import ek
 import ek.agents
+import ek.agents._episode as episode
+import ek.agents._fingerprint as fingerprint
+import ek.agents._spec as spec
+import ek.agents._store as store
 import ek.agents.bridge as bridge
 import ek.agents.cost as cost
 import ek.agents.demo  # (registers the demo world's checker: fuzzed in every run)
-import ek.agents.episode as episode
-import ek.agents.fingerprint as fingerprint
 import ek.agents.judge as judge
 import ek.agents.metrics as metrics
-import ek.agents.spec as spec
-import ek.agents.store as store
 import ek.agents.suite as suite
 import ek.agents.toolcalls as toolcalls
 import ek.agents.trajectory as trajectory
 import ek.canon as canon
 import ek.fields as fields
 import ek.grammar as grammar
+import ek.harness as scalar_gate
 import ek.iaa as iaa
 import ek.quality as quality
-import ek.scalar_gate as scalar_gate
 import ek.stats as stats
 from ek._validate import as_verdict
 from ek.agents.harness import (

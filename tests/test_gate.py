@@ -12,21 +12,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ek.agents._gate import GateRefusedError, agent_regression_gate, paired_difference
+from ek.agents._runs import RunLoadError
+from ek.agents._summary import MetricSummary, RunSummary
 from ek.agents.base import RunProvenance
-from ek.agents.gate import GateRefusedError, agent_regression_gate, paired_difference
 from ek.agents.harness import load_agent_baseline, run_suite, save_agent_baseline
 from ek.agents.reliability import newcombe_difference, wilson_interval
-from ek.agents.runs import RunLoadError
-from ek.agents.summary import MetricSummary, RunSummary
 from ek.base import Score
 from ek.harness import (
-    from_json_safe,
     load_baseline,
     metric_direction,
     regression_gate,
     save_baseline,
-    to_json_safe,
 )
+from ek.jsonio import from_json_safe, to_json_safe
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -183,7 +182,7 @@ def test_cost_regression_is_caught_in_the_right_direction() -> None:
 def test_cost_per_success_is_not_in_the_name_table() -> None:
     import ek.harness
 
-    assert "cost_per_success" not in ek.harness._LOWER_IS_BETTER
+    assert "cost_per_success" not in ek.harness.LOWER_IS_BETTER
     assert metric_direction("cost_per_success") is True  # the name alone would be wrong ...
     assert (
         metric_direction("cost_per_success", {"higher_is_better": False}) is False
@@ -290,7 +289,7 @@ def test_the_two_gates_agree_on_undefined_changes() -> None:
 
 
 def test_a_run_with_unscored_samples_is_refused_unless_allowed() -> None:
-    from ek.agents.summary import Unscored
+    from ek.agents._summary import Unscored
 
     base = flat(30, 27)
     cur = summary(
@@ -314,7 +313,7 @@ def test_a_run_with_unscored_samples_is_refused_unless_allowed() -> None:
 
 
 def test_unscored_and_metric_alias_survive_a_baseline(tmp_path: Path) -> None:
-    from ek.agents.summary import Unscored
+    from ek.agents._summary import Unscored
 
     scores = {"t0": (Score(1.0, {"tp": 2.0, "fp": 0.0, "fn": 0.0}),)}
     m = MetricSummary("ek_scorer:tool_calls", True, 1.0, scores, metric="tool_calls")

@@ -67,7 +67,7 @@ from ek.registry import registered, resolve
 try:  # the one JSON codec for non-finite floats; it used to live in ek.harness
     from ek.jsonio import from_json_safe, to_json_safe
 except ImportError:  # pragma: no cover - before the codec moved
-    from ek.harness import from_json_safe, to_json_safe
+    from ek.jsonio import from_json_safe, to_json_safe
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

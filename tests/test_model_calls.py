@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ek.agents import Step, TaskSpec, ToolCallMetric
-from ek.agents.bridge.model_calls import model_calls, read_model_call
+from ek.agents.bridge._model_calls import model_calls, read_model_call
 from ek.agents.toolcalls import MALFORMED_TOOL, CallShapeError, normalize_call, normalize_calls
 
 JSONISH = st.recursive(

@@ -100,14 +100,14 @@ from ek.agents.demo import (
     load_tasks,
     replayed_state_match,
 )
-from ek.agents.demo.run import DEMO_SCAFFOLD, demo_metrics
+from ek.agents.demo._run import DEMO_SCAFFOLD, demo_metrics
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.reliability import pass_hat_k
 from ek.agents.suite import SuiteResult, run_suite, trial_seed
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 from ek.base import Score
-from ek.harness import from_json_safe
+from ek.jsonio import from_json_safe
 
 pytestmark = pytest.mark.slow
 
@@ -389,7 +389,7 @@ def inspect_run(
     mod = inspect_demo_module()  # skips without the inspect extra (the core-only step)
     from inspect_ai.log import read_eval_log
 
-    from ek.agents.demo.agents import baseline_agent, candidate_agent
+    from ek.agents.demo._agents import baseline_agent, candidate_agent
 
     name = request.param
     agent = {"baseline": baseline_agent, "candidate": candidate_agent}[name]()

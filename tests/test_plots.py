@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ek.agents._summary import RunSummary
 from ek.agents.base import RunProvenance
 from ek.agents.plots import (
     PLOT_EXTRA_HINT,
@@ -20,7 +21,6 @@ from ek.agents.plots import (
     plot_run,
     require_matplotlib,
 )
-from ek.agents.summary import RunSummary
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

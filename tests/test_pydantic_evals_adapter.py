@@ -42,12 +42,12 @@ from pydantic_evals import Case, Dataset
 from pydantic_evals.evaluators import EvaluationReason, Evaluator, EvaluatorContext
 from pydantic_evals.otel import SpanTreeRecordingError
 
+from ek.agents._episode import Cost, Episode, Step
+from ek.agents._gate import agent_regression_gate
+from ek.agents._spec import TaskSpec
 from ek.agents.cost import cost_of_pass, per_million
-from ek.agents.episode import Cost, Episode, Step
-from ek.agents.gate import agent_regression_gate
 from ek.agents.metrics import TaskSuccessMetric
 from ek.agents.reliability import reliability
-from ek.agents.spec import TaskSpec
 from ek.agents.toolcalls import ToolCallMetric, normalize_calls
 from ek.agents.trajectory import TrajectoryMetric
 from ek.base import Score

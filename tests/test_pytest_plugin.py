@@ -1,4 +1,4 @@
-"""The ek pytest plugin (ek.pytest_plugin), run through pytest's own ``pytester``.
+"""The ek pytest plugin (ek.agents.pytest_plugin), run through pytest's own ``pytester``.
 
 Every inner run has plugin autoloading off and names its plugins with ``-p``, so what runs is
 the same whatever else is installed (and whether or not ek-agents' ``pytest11`` entry point is).
@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from ek.agents._runs import load_run
 from ek.agents.cli import main as ek_agents
 from ek.agents.reliability import pass_hat_k, wilson_interval
-from ek.agents.runs import load_run
 from ek.agents.suite import trial_seed
 
 pytest_plugins = ["pytester"]
 
-PLUGIN = ("-p", "ek.pytest_plugin")
+PLUGIN = ("-p", "ek.agents.pytest_plugin")
 
 # A seeded flaky agent test. random.Random(i).random() for trials i = 0..4 draws
 # 0.844, 0.134, 0.956, 0.238, 0.236, so `< 0.6` fails trials 1 and 3 (1-based) and passes the
@@ -63,7 +63,7 @@ def _row(result: pytest.RunResult, test: str) -> list[str]:
 def _no_plugin_traceback(result: pytest.RunResult) -> None:
     text = "\n".join(result.outlines + result.errlines)
     assert "Traceback" not in text
-    assert "ek/pytest_plugin" not in text and "ek\\pytest_plugin" not in text
+    assert "pytest_plugin/" not in text and "pytest_plugin\\" not in text
 
 
 # ----------------------------------------------------------------------------- the verdict
@@ -587,7 +587,7 @@ def test_unrelated_suite_output_is_byte_identical(
     pt: pytest.Pytester, args: tuple[str, ...]
 ) -> None:
     pt.makepyfile(**UNRELATED)
-    # (in this in-process run ek.pytest_plugin may already be imported, by the doctests of ek/;
+    # (in this in-process run ek.agents.pytest_plugin may already be imported, by the doctests of ek/;
     # pytest then warns that it cannot rewrite the plugin's asserts: not the plugin's output)
     quiet = ("-W", "ignore::pytest.PytestAssertRewriteWarning")
     without = pt.runpytest(*quiet, *args)
@@ -603,7 +603,7 @@ def test_unrelated_suite_never_imports_ek_agents(pt: pytest.Pytester) -> None:
         import sys
 
         def test_probe(request):
-            assert request.config.pluginmanager.has_plugin("ek.pytest_plugin")
+            assert request.config.pluginmanager.has_plugin("ek.agents.pytest_plugin")
             assert "ek.agents" not in sys.modules
         """
     )
@@ -613,7 +613,7 @@ def test_unrelated_suite_never_imports_ek_agents(pt: pytest.Pytester) -> None:
 @pytest.mark.slow
 def test_example_runs_the_demo_agents(pt: pytest.Pytester) -> None:
     from ek.agents.demo import baseline_agent, candidate_agent, load_tasks, replayed_state_match
-    from ek.agents.demo.agents import TrialContext
+    from ek.agents.demo._agents import TrialContext
 
     example = Path(__file__).parent.parent / "examples" / "test_agent_with_pytest.py"
     pt.makepyfile(test_agent_with_pytest=example.read_text(encoding="utf-8"))

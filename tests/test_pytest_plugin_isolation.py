@@ -1,7 +1,7 @@
 """Where the ek pytest plugin comes from, and where it must never go.
 
-* It is declared as the ``pytest11`` entry point ``ek.pytest_plugin`` (and, when installed,
-  resolves to that module). The entry point is named as the module so that ``-p ek.pytest_plugin``
+* It is declared as the ``pytest11`` entry point ``ek.agents.pytest_plugin`` (and, when installed,
+  resolves to that module). The entry point is named as the module so that ``-p ek.agents.pytest_plugin``
   (needed where autoloading is off) does not register the module twice where autoloading is on.
 * The hidden-test verifier (``ek.agents.verifier``) runs hidden tests with plugin autoloading
   off: even in an interpreter where the ``ek`` entry point is installed, the verifier's isolated
@@ -28,10 +28,10 @@ import sys
 def test_ek_plugin_is_not_loaded(request):
     pm = request.config.pluginmanager
     mods = [getattr(p, "__name__", "") for p in pm.get_plugins()]
-    assert "ek.pytest_plugin" not in mods, mods
-    assert pm.get_plugin("ek.pytest_plugin") is None
+    assert "ek.agents.pytest_plugin" not in mods, mods
+    assert pm.get_plugin("ek.agents.pytest_plugin") is None
     assert request.config.getoption("ek_trials", default="absent") == "absent"
-    assert "ek.pytest_plugin" not in sys.modules
+    assert "ek.agents.pytest_plugin" not in sys.modules
 """
 
 
@@ -46,19 +46,19 @@ def _pyproject() -> dict:
 
 def test_entry_point_is_declared_in_pyproject() -> None:
     eps = _pyproject()["project"].get("entry-points", {}).get("pytest11", {})
-    assert eps.get("ek.pytest_plugin") == "ek.pytest_plugin", (
-        'pyproject.toml needs [project.entry-points.pytest11] "ek.pytest_plugin" = "ek.pytest_plugin"'
+    assert eps.get("ek.agents.pytest_plugin") == "ek.agents.pytest_plugin", (
+        'pyproject.toml needs [project.entry-points.pytest11] "ek.agents.pytest_plugin" = "ek.agents.pytest_plugin"'
     )
 
 
 def test_installed_entry_point_resolves_to_the_plugin_module() -> None:
-    found = [ep for ep in entry_points(group="pytest11") if ep.name == "ek.pytest_plugin"]
+    found = [ep for ep in entry_points(group="pytest11") if ep.name == "ek.agents.pytest_plugin"]
     if not found:
         pytest.skip("ek-agents is installed without its pytest11 entry point (reinstall it)")
-    import ek.pytest_plugin
+    import ek.agents.pytest_plugin
 
-    assert [ep.value for ep in found] == ["ek.pytest_plugin"]
-    assert found[0].load() is ek.pytest_plugin
+    assert [ep.value for ep in found] == ["ek.agents.pytest_plugin"]
+    assert found[0].load() is ek.agents.pytest_plugin
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,9 @@ def probe_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dist = Path(site, "ek_probe-0.0.dist-info")
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: ek-probe\nVersion: 0.0\n")
-    (dist / "entry_points.txt").write_text("[pytest11]\nek.pytest_plugin = ek.pytest_plugin\n")
+    (dist / "entry_points.txt").write_text(
+        "[pytest11]\nek.agents.pytest_plugin = ek.agents.pytest_plugin\n"
+    )
     return python
 
 
@@ -93,14 +95,14 @@ def test_verifier_runs_do_not_load_the_ek_plugin(probe_python: Path, tmp_path: P
             str(probe_python),
             "-c",
             "from importlib.metadata import entry_points as e; "
-            "print(sorted(p.value for p in e(group='pytest11') if p.name == 'ek.pytest_plugin'))",
+            "print(sorted(p.value for p in e(group='pytest11') if p.name == 'ek.agents.pytest_plugin'))",
         ],
         capture_output=True,
         text=True,
         check=True,
         env=env,
     )
-    assert "ek.pytest_plugin" in seen.stdout  # the entry point is installed there
+    assert "ek.agents.pytest_plugin" in seen.stdout  # the entry point is installed there
 
     hidden = tmp_path / "hidden"
     hidden.mkdir()
@@ -116,7 +118,7 @@ def test_verifier_runs_do_not_load_the_ek_plugin(probe_python: Path, tmp_path: P
         env=env,
     )
     assert control.returncode == 1, control.stdout + control.stderr
-    assert "ek.pytest_plugin" in control.stdout
+    assert "ek.agents.pytest_plugin" in control.stdout
 
     workspace = tmp_path / "workspace"
     workspace.mkdir()

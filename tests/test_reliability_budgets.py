@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from ek.agents._budget import Budget, budget_curve
+from ek.agents._store import StoreMismatchError
 from ek.agents.base import Cost, Episode, Step, TaskSpec
-from ek.agents.budget import Budget, budget_curve
 from ek.agents.cost import per_million
-from ek.agents.store import StoreMismatchError
 from ek.agents.suite import SuiteConfig, TrialContext, run_suite
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -139,7 +139,7 @@ def test_bad_budgets_are_refused(
 
 
 def test_budget_option_must_be_a_budget() -> None:
-    with pytest.raises(TypeError, match="budget must be an ek.agents.budget.Budget"):
+    with pytest.raises(TypeError, match="budget must be an ek.agents._budget.Budget"):
         SuiteConfig(budget={"steps": 2})  # type: ignore[arg-type]
 
 

@@ -4,7 +4,7 @@ Before the fix the store header recorded the checker and the pricing but not the
 resume with ``TrajectoryMetric(scheme="exact")`` over a store written with the default
 ``in_order`` scheme silently reused the stored ``in_order`` scores under the name
 ``trajectory``. Now the header records each metric's configuration
-(:func:`ek.agents.fingerprint.metric_config`) and a changed one is refused; a stored score whose
+(:func:`ek.agents._fingerprint.metric_config`) and a changed one is refused; a stored score whose
 configuration the header does not vouch for (a metric added on a later resume, or an old store)
 is recomputed from the stored episode, never reused.
 """
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from ek.agents._fingerprint import metric_config
+from ek.agents._store import StoreMismatchError
 from ek.agents.base import Episode, Step, TaskSpec
-from ek.agents.fingerprint import metric_config
-from ek.agents.store import StoreMismatchError
 from ek.agents.suite import run_suite
 from ek.agents.trajectory import TrajectoryMetric
 

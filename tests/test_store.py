@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ek.agents._store import StoreError, StoreMismatchError, TrialStore, read_store
 from ek.agents.base import RunProvenance, TaskSpec
 from ek.agents.harness import TrialContext, run_suite
-from ek.agents.store import StoreError, StoreMismatchError, TrialStore, read_store
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -16,9 +16,8 @@ from typing import Any
 import pytest
 
 from ek.agents import cli
-from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.runs import load_run
-from ek.agents.store import (
+from ek.agents._runs import load_run
+from ek.agents._store import (
     TASKS_PER_LINE,
     StoreError,
     TrialStore,
@@ -26,6 +25,7 @@ from ek.agents.store import (
     iter_store,
     read_store,
 )
+from ek.agents.base import RunProvenance, TaskSpec
 from ek.agents.suite import run_suite
 
 N_TASKS = 100_000

@@ -296,7 +296,7 @@ def test_metric_priced_differently_is_refused() -> None:
 
 
 def test_demo_cost_of_pass_is_one_figure() -> None:
-    from ek.agents.demo.run import demo_metrics
+    from ek.agents.demo._run import demo_metrics
 
     res = run_suite(
         baseline_agent(),

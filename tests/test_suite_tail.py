@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 import ek.agents.suite as suite_module
-from ek.agents.adaptive import Adaptive
+from ek.agents._adaptive import Adaptive
+from ek.agents._infra import InfraError
 from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec
 from ek.agents.cost import cost_report, per_million
-from ek.agents.infra import InfraError
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.reliability import DeterministicAgentWarning, reliability
 from ek.agents.suite import TrialContext, run_suite

@@ -33,7 +33,7 @@ def test_seed_example() -> None:
 
 def test_cost_per_success_stamps_lower_is_better() -> None:
     # Pinned: without this stamp the regression gate would invert direction and wave a cost
-    # regression through (cost_per_success is not in ek.harness._LOWER_IS_BETTER).
+    # regression through (cost_per_success is not in ek.harness.LOWER_IS_BETTER).
     m = CostPerSuccessMetric(price=per_million(1, 1))
     s = m(Episode("t", output="x", cost=Cost(input_tokens=10)), "x")
     assert s.detail["higher_is_better"] is False

@@ -44,7 +44,7 @@ import pytest
 
 from ek.agents.base import Episode, Step, TaskSpec, ToolSpec, Trajectory
 from ek.agents.toolcalls import AnyOf, GoldCall, ToolCallMetric, from_bfcl, match_calls
-from ek.agents.toolcalls.parse import MalformedArgs
+from ek.agents.toolcalls._parse import MalformedArgs
 from ek.agents.trajectory import SCHEMES, TrajectoryMetric
 from ek.base import ReadOnlyDict
 

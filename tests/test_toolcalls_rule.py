@@ -1,4 +1,4 @@
-"""The tool-call scoring rule lives in one function, ``ek.agents.toolcalls.compare.charge``
+"""The tool-call scoring rule lives in one function, ``ek.agents.toolcalls._compare.charge``
 (issue 31): the metric's counts, a trajectory's substitution cost and the assignment's pair
 costs are all sums of its charges.
 
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from ek.agents.base import Step, ToolSpec
 from ek.agents.toolcalls import ToolCallMetric, match_calls
-from ek.agents.toolcalls.compare import charge
+from ek.agents.toolcalls._compare import charge
 from ek.agents.trajectory import TrajectoryMetric
 from ek.grammar import FieldSpec, GraphGrammar
 

@@ -24,11 +24,11 @@ from typing import Any
 
 import pytest
 
+from ek.agents._episode import Episode
 from ek.agents.cli import main
-from ek.agents.episode import Episode
 from ek.agents.traces import read_traces
-from ek.agents.traces.assemble import NOT_RECORDED
-from ek.agents.traces.attrs import maybe_json
+from ek.agents.traces._assemble import NOT_RECORDED
+from ek.agents.traces._attrs import maybe_json
 
 STACKS = Path(__file__).parent / "data" / "traces" / "stacks"
 TRUTHS = sorted(STACKS.glob("*.truth.json"))

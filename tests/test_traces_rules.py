@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from ek.agents.cli import main
 from ek.agents.toolcalls import MALFORMED_TOOL
-from ek.agents.toolcalls.parse import is_parameter_schema, normalize_call, unwrap_arguments
+from ek.agents.toolcalls._parse import is_parameter_schema, normalize_call, unwrap_arguments
 from ek.agents.traces import (
     Span,
     TraceFormatError,
@@ -30,8 +30,8 @@ from ek.agents.traces import (
     read_traces,
     write_otlp_json,
 )
-from ek.agents.traces.content import final_answer, first_request, handoff_command, tool_result
-from ek.agents.traces.tree import TraceTree
+from ek.agents.traces._content import final_answer, first_request, handoff_command, tool_result
+from ek.agents.traces._tree import TraceTree
 
 T = "0af7651916cd43dd8448eb211c80319c"
 

@@ -27,15 +27,15 @@ from ek.agents.verifier import (
     hidden_tests,
     run_hidden_tests,
 )
-from ek.agents.verifier.checker import _workspace_of
-from ek.agents.verifier.process import Bounded as _Bounded
-from ek.agents.verifier.tree import WorkspaceError as _WorkspaceError
-from ek.agents.verifier.tree import copy_workspace as _copy_workspace
-from ek.agents.verifier.tree import remove_tree as _remove_tree
-from ek.agents.verifier.verdict import judge as _judge
-from ek.agents.verifier.verdict import sign as _sign
-from ek.agents.verifier.workspace import digest as _digest
-from ek.agents.verifier.workspace import discover as _discover
+from ek.agents.verifier._checker import _workspace_of
+from ek.agents.verifier._process import Bounded as _Bounded
+from ek.agents.verifier._tree import WorkspaceError as _WorkspaceError
+from ek.agents.verifier._tree import copy_workspace as _copy_workspace
+from ek.agents.verifier._tree import remove_tree as _remove_tree
+from ek.agents.verifier._verdict import judge as _judge
+from ek.agents.verifier._verdict import sign as _sign
+from ek.agents.verifier._workspace import digest as _digest
+from ek.agents.verifier._workspace import discover as _discover
 from ek.registry import resolve
 
 CP, CF = "test_c.py::test_p", "test_c.py::test_f"  # canary ids used with the pure judge

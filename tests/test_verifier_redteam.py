@@ -35,7 +35,7 @@ from redteam.run import Row, format_table, landlock_off, run_all, run_attack
 from ek.agents.base import Episode
 from ek.agents.metrics import TaskSuccessMetric
 from ek.agents.verifier import HiddenTestVerdict, hidden_tests
-from ek.agents.verifier.tree import remove_tree
+from ek.agents.verifier._tree import remove_tree
 
 pytestmark = pytest.mark.slow
 

@@ -3,14 +3,14 @@
 :class:`EkMetric` (a DeepEval ``BaseMetric`` for ``LLMTestCase``) and
 :class:`EkConversationalMetric` (a ``BaseConversationalMetric`` for ``ConversationalTestCase``)
 convert each test case to an ek :class:`~ek.agents.base.Episode` and its gold
-(:func:`ek.agents.bridge.deepeval.from_deepeval_test_case`), run the wrapped ek metric, and set
+(:func:`ek.agents.bridge._deepeval.from_deepeval_test_case`), run the wrapped ek metric, and set
 ``score``, ``success``, ``reason`` (ek's reason) and ``verbose_logs`` (ek's ``detail`` as JSON).
 :func:`to_deepeval_test_case` goes the other way. :func:`summary_from_evaluation` reads an
 ``evaluate()`` result into ek's run summary (report, pass^k, Cost-of-Pass, the gate): DeepEval's
 own "Average Score" is a per-case mean, not ek's corpus figure (a ratio of sums).
 
 **Test case metadata** (DeepEval has no field for these; all optional, see
-:mod:`ek.agents.bridge.deepeval`): ``tools`` (the task's ToolSpec dicts: tool weights and
+:mod:`ek.agents.bridge._deepeval`): ``tools`` (the task's ToolSpec dicts: tool weights and
 argument importances; without them a tool-call or trajectory metric weighs everything 1, and
 its reason says so), ``raw_tool_calls`` (the model's calls as it wrote them, instead of
 ``tools_called``: a malformed one is scored as malformed, never as a call with no arguments),

@@ -1,7 +1,7 @@
 """Episode -> DeepEval test case (the inverse of ``from_deepeval_test_case``).
 
 What DeepEval has no field for travels in ``metadata`` under the keys documented in
-:mod:`ek.agents.bridge.deepeval` (step errors and ids, every :class:`~ek.agents.base.Cost` with
+:mod:`ek.agents.bridge._deepeval` (step errors and ids, every :class:`~ek.agents.base.Cost` with
 all token kinds, final state, success, error, trial, run provenance, non-string input/output/gold).
 DeepEval's own ``input_token_count`` is set to all agent input tokens (uncached + cache reads +
 cache writes) and ``output_token_count`` to all agent output tokens, so DeepEval's views stay
@@ -165,7 +165,7 @@ def to_deepeval_test_case(
 
     Returns:
         An ``LLMTestCase`` (or ``ConversationalTestCase``) that
-        :func:`~ek.agents.bridge.deepeval.from_deepeval_test_case` reads back to the same
+        :func:`~ek.agents.bridge._deepeval.from_deepeval_test_case` reads back to the same
         episode (tool names, arguments, observations, errors, ids, token counts by kind, final
         state, success, error, trial, run, metadata).
     """

@@ -6,8 +6,8 @@ aggregate is a ratio of sums: tool-call F1 is the micro-F1 of every case's weigh
 case with many calls weighs more than one with few), and Cost-of-Pass is total dollars over
 total successes, where the mean of ``cost_per_success``'s per-case values is mean dollars per
 episode, failures included. :func:`summary_from_evaluation` reads the result back into ek's
-:class:`~ek.agents.summary.RunSummary`, the input of ``ek-agents report``-style figures and of
-:func:`ek.agents.gate.agent_regression_gate`, as ``summary_from_report`` does for pydantic-evals:
+:class:`~ek.agents._summary.RunSummary`, the input of ``ek-agents report``-style figures and of
+:func:`ek.agents._gate.agent_regression_gate`, as ``summary_from_report`` does for pydantic-evals:
 
 - one episode per test result (``ek.agents.bridge.from_deepeval_test_case`` on the result:
   its ``metadata`` gives the task id, the trial, the costs; results of one task are its
@@ -28,14 +28,14 @@ from dataclasses import replace
 from typing import Any
 
 from ek._validate import as_verdict, short_repr
+from ek.agents._episode import Episode, RunProvenance
+from ek.agents._runs import summary_from_episodes
+from ek.agents._summary import MetricSummary, RunSummary, Unscored
 from ek.agents.bridge import from_deepeval_test_case
 from ek.agents.cost import ModelPrice, cost_report, pricing_to_dict
-from ek.agents.episode import Episode, RunProvenance
-from ek.agents.runs import summary_from_episodes
-from ek.agents.summary import MetricSummary, RunSummary, Unscored
 from ek.base import Score
+from ek.harness import metric_direction
 from ek.jsonio import from_json_safe
-from ek.scalar_gate import metric_direction
 
 __all__ = ["summary_from_evaluation"]
 
@@ -194,7 +194,7 @@ def summary_from_evaluation(
     prices: Mapping[str, ModelPrice] | None = None,
     run: RunProvenance | None = None,
 ) -> RunSummary:
-    """A DeepEval ``evaluate()`` result as an ek :class:`~ek.agents.summary.RunSummary`.
+    """A DeepEval ``evaluate()`` result as an ek :class:`~ek.agents._summary.RunSummary`.
 
     Args:
         result: The ``EvaluationResult`` that ``deepeval.evaluate`` returned (or a list of its

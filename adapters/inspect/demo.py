@@ -16,7 +16,7 @@ baseline run trial for trial.
 Scoring is :func:`ek.adapters.inspect.ek_scorer` with the replaying state checker, the
 tool-call and trajectory metrics and the demo's illustrative prices; epochs are reduced with
 ek's pass^k reducer. :func:`run_inspect_demo` runs it, reads the log back through
-:func:`ek.agents.runs.load_run` and reports.
+:func:`ek.agents._runs.load_run` and reports.
 """
 
 from __future__ import annotations
@@ -46,10 +46,10 @@ from inspect_ai.util import store
 
 from ek._validate import short_repr
 from ek.agents.base import Cost
-from ek.agents.demo.agents import ScriptedAgent, TrialContext, baseline_agent
-from ek.agents.demo.run import DEMO_PRICES
-from ek.agents.demo.tasks import load_tasks
-from ek.agents.demo.world import CHECKER_NAME, Db, call_tool, initial_db
+from ek.agents.demo._agents import ScriptedAgent, TrialContext, baseline_agent
+from ek.agents.demo._run import DEMO_PRICES
+from ek.agents.demo._tasks import load_tasks
+from ek.agents.demo._world import CHECKER_NAME, Db, call_tool, initial_db
 
 from . import ek_scorer, pass_hat, to_inspect_sample
 
@@ -292,7 +292,7 @@ def run_inspect_demo(
     Returns:
         ``{"log": path, "success": rate, "pass_hat_k": value, "report": text, ...}``.
     """
-    from ek.agents.runs import load_run
+    from ek.agents._runs import load_run
 
     agent = baseline_agent() if agent is None else agent
     model_name = f"mockllm/{agent.tokens.model}"

@@ -30,9 +30,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from ek.agents.bridge.duck import field_of
-from ek.agents.episode import Cost, Episode, Trajectory
-from ek.agents.spec import TaskSpec, ToolSpec
+from ek.agents._episode import Cost, Episode, Trajectory
+from ek.agents._spec import TaskSpec, ToolSpec
+from ek.agents.bridge._duck import field_of
 from ek.agents.toolcalls import CallShapeError, normalize_calls
 from ek.agents.traces import Span, episodes_from_spans
 

@@ -16,14 +16,14 @@ from dataclasses import replace
 from typing import Any
 
 from ek._validate import as_verdict, is_number
+from ek.agents._episode import Cost, Episode, RunProvenance
+from ek.agents._runs import summary_from_episodes
+from ek.agents._summary import MetricSummary, RunSummary, Unscored, metric_aggregator
 from ek.agents.cost import ModelPrice, cost_report, pricing_to_dict
-from ek.agents.episode import Cost, Episode, RunProvenance
-from ek.agents.runs import summary_from_episodes
-from ek.agents.summary import MetricSummary, RunSummary, Unscored, metric_aggregator
-from ek.agents.traces.genai import usage
+from ek.agents.traces._genai import usage
 from ek.base import Score
+from ek.harness import metric_direction
 from ek.registry import UnknownNameError, resolve
-from ek.scalar_gate import metric_direction
 
 from ._evaluator import NON_FINITE_LABELS, EkEvaluator
 

@@ -7,7 +7,7 @@ classic ``Metric`` subclasses, while the docs recommend the collections ``BaseMe
 Both read the columns ``user_input``, ``reference`` and ``reference_tool_calls`` (declared; the
 one a metric cannot score without is declared required, see :func:`required_columns`), turn
 the sample into an :class:`~ek.agents.base.Episode` and its gold
-(:func:`ek.agents.bridge.ragas.from_ragas_sample`, which reads every tool call through
+(:func:`ek.agents.bridge._ragas.from_ragas_sample`, which reads every tool call through
 :func:`ek.agents.toolcalls.normalize_call`), and return ek's number: NaN where ek says the value
 is undefined, with ek's reason alongside. :func:`to_ragas_sample` goes the other way.
 
@@ -21,7 +21,7 @@ column beside each ek column. A row ek cannot score is NaN with ek's reason (rai
 not ek's corpus aggregate (a ratio of sums), which :meth:`EkRagasMetric.aggregate` gives, with
 how many rows were left unscored and why.
 
-Sample conventions (message ``metadata``, see :mod:`ek.agents.bridge.ragas`): ``tools`` (the
+Sample conventions (message ``metadata``, see :mod:`ek.agents.bridge._ragas`): ``tools`` (the
 task's ToolSpec dicts; without them a tool-call or trajectory metric weighs everything 1, and
 its reason says so) and ``raw_tool_calls`` on an AI message (the model's calls as it wrote them,
 instead of ``tool_calls``, whose ``ToolCall`` refuses arguments that are not a mapping: a

@@ -5,7 +5,7 @@ that one tool call, then a tool message with its result (so positional pairing i
 AI message with the output. Non-string contents are JSON-encoded with ``metadata["json"] = True``;
 a step's error and id, all costs (``usage``, every token kind), the episode fields and the task's
 tools (``tools``: :class:`~ek.agents.base.ToolSpec` dicts, which weight the tool-call and
-trajectory costs) ride in message ``metadata`` under the keys of :mod:`ek.agents.bridge.ragas`.
+trajectory costs) ride in message ``metadata`` under the keys of :mod:`ek.agents.bridge._ragas`.
 
 Example:
     >>> from ek.agents import Cost, Episode, Step
@@ -64,7 +64,7 @@ def to_ragas_sample(episode: Episode, gold: Any = None) -> MultiTurnSample:
             JSON-encoded (read it back with ``reference_is_json=True``).
 
     Returns:
-        A sample that :func:`~ek.agents.bridge.ragas.from_ragas_sample` reads back to the same
+        A sample that :func:`~ek.agents.bridge._ragas.from_ragas_sample` reads back to the same
         episode (tool names, arguments, observations, errors, ids, token counts by kind, output,
         input, final state, success, error, trial, run, metadata).
     """

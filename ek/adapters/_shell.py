@@ -148,7 +148,7 @@ def unit_weights_note(metric: Any, gold: Any, where: str) -> str | None:
     """Why ``metric`` scored with unit weights, or ``None`` when it did not.
 
     A tool-call or trajectory metric (one with a ``grammar`` attribute) built without a grammar
-    takes the task's tools from a :class:`~ek.agents.spec.TaskSpec` gold; when the gold brings
+    takes the task's tools from a :class:`~ek.agents._spec.TaskSpec` gold; when the gold brings
     none either, every tool weighs 1 and every argument 1, so a missed destructive call costs
     what a missed look-up does. The note says so and where the tools go (``where``).
 

@@ -6,7 +6,23 @@ package: the bridges to Inspect AI, DeepEval and Ragas duck-type their objects.
 
 from __future__ import annotations
 
-from ek.agents.adaptive import Adaptive
+from ek.agents._adaptive import Adaptive
+from ek.agents._budget import Budget, BudgetCurve, budget_curve
+from ek.agents._consistency import ConsistencyReport, consistency
+from ek.agents._episode import (
+    COMPARABILITY_KEYS,
+    TOKEN_KINDS,
+    Cost,
+    Episode,
+    RunProvenance,
+    Step,
+    Trajectory,
+    read_episodes,
+    write_episodes,
+)
+from ek.agents._faults import Fault, FaultPlan, RobustnessRow, ToolFault, wrap_tool
+from ek.agents._infra import InfraError, RetryPolicy
+from ek.agents._spec import DESTRUCTIVE_WEIGHT, TaskSpec, ToolSpec, suite_grammar
 from ek.agents.bridge import (
     episodes_from_inspect_log,
     from_deepeval_test_case,
@@ -14,8 +30,6 @@ from ek.agents.bridge import (
     from_ragas_sample,
     trajectory_from_messages,
 )
-from ek.agents.budget import Budget, BudgetCurve, budget_curve
-from ek.agents.consistency import ConsistencyReport, consistency
 from ek.agents.cost import (
     CostReport,
     ModelPrice,
@@ -28,18 +42,6 @@ from ek.agents.cost import (
     price_cost,
     resolve_price,
 )
-from ek.agents.episode import (
-    COMPARABILITY_KEYS,
-    TOKEN_KINDS,
-    Cost,
-    Episode,
-    RunProvenance,
-    Step,
-    Trajectory,
-    read_episodes,
-    write_episodes,
-)
-from ek.agents.faults import Fault, FaultPlan, RobustnessRow, ToolFault, wrap_tool
 from ek.agents.harness import (
     GateCheck,
     GateRefusedError,
@@ -57,7 +59,6 @@ from ek.agents.harness import (
     run_suite,
     save_agent_baseline,
 )
-from ek.agents.infra import InfraError, RetryPolicy
 from ek.agents.judge import (
     JudgeError,
     JudgeMetric,
@@ -85,7 +86,6 @@ from ek.agents.reliability import (
     pass_hat_k,
     reliability,
 )
-from ek.agents.spec import DESTRUCTIVE_WEIGHT, TaskSpec, ToolSpec, suite_grammar
 from ek.agents.toolcalls import (
     ACCEPTED_CALL_SHAPES,
     MALFORMED_TOOL,

@@ -1,14 +1,14 @@
-"""The shapes of agent evaluation: a facade over :mod:`ek.agents.episode` and :mod:`ek.agents.spec`.
+"""The shapes of agent evaluation: a facade over :mod:`ek.agents._episode` and :mod:`ek.agents._spec`.
 
 This module defines nothing; it re-exports the two concept modules under the import path the
 spec names (``from ek.agents.base import Episode, TaskSpec`` keeps working):
 
-- **Layer B, the episode** (what happened), from :mod:`ek.agents.episode`: :class:`Step`,
+- **Layer B, the episode** (what happened), from :mod:`ek.agents._episode`: :class:`Step`,
   :class:`Trajectory`, :class:`Cost`, :class:`RunProvenance`, :class:`Episode`,
   :func:`write_episodes`, :func:`read_episodes`, :data:`TOKEN_KINDS`,
   :data:`COMPARABILITY_KEYS`.
 - **Layer A, the task/tool grammar** (what should happen, and what it costs to get it wrong),
-  from :mod:`ek.agents.spec`: :class:`ToolSpec`, :class:`TaskSpec`, :func:`suite_grammar`,
+  from :mod:`ek.agents._spec`: :class:`ToolSpec`, :class:`TaskSpec`, :func:`suite_grammar`,
   :data:`DESTRUCTIVE_WEIGHT`.
 
 Code inside ``ek`` imports the concept modules directly.
@@ -32,7 +32,7 @@ Example:
 
 from __future__ import annotations
 
-from ek.agents.episode import (
+from ek.agents._episode import (
     COMPARABILITY_KEYS,
     TOKEN_KINDS,
     Cost,
@@ -43,7 +43,7 @@ from ek.agents.episode import (
     read_episodes,
     write_episodes,
 )
-from ek.agents.spec import DESTRUCTIVE_WEIGHT, TaskSpec, ToolSpec, suite_grammar
+from ek.agents._spec import DESTRUCTIVE_WEIGHT, TaskSpec, ToolSpec, suite_grammar
 
 __all__ = [
     "COMPARABILITY_KEYS",

@@ -12,7 +12,7 @@ Subcommands live in a table (:data:`SUBCOMMANDS`); add one with :func:`add_subco
   baseline or an Inspect log (whose ek metric scores are read from the samples;
   ``--success-scorer`` names the scorer that decides success, e.g. Inspect's ``match``).
 * ``ek-agents demo [FOLDER] [-k K]``: the embedded demo suite end to end (see
-  :mod:`ek.agents.demo.run`).
+  :mod:`ek.agents.demo._run`).
 * ``ek-agents report RUN --plot FILE [--compare RUN ...]``: also draw pass^k against k and
   success against cost with the Pareto frontier (:mod:`ek.agents.plots`).
 * ``ek-agents gate BASELINE CURRENT [--tolerance T] [--confidence C] [--stratified]
@@ -186,9 +186,9 @@ def _dollars(x: Any) -> str:
 
 
 def _report_data(args: argparse.Namespace) -> dict[str, Any]:
+    from ._runs import load_run
     from .cost import load_prices
-    from .runs import load_run
-    from .traces.summary import trace_options
+    from .traces._summary import trace_options
 
     # read once, as a stream: per-task counts, metric sums and cost totals, no episodes;
     # --prices re-prices the trials' costs; without it, a store is priced as its run was
@@ -263,13 +263,13 @@ def _reliability_of(s: Any, counts: Mapping[str, tuple[int, int]], args: argpars
 
 def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
     """A metric's aggregate with its interval over tasks, by ``--interval``, and the other
-    method's beside it (:mod:`ek.agents.resample`). A metric that declares no sums gets the
+    method's beside it (:mod:`ek.agents._resample`). A metric that declares no sums gets the
     bootstrap only where it is cheap (up to 1,000 tasks) or asked for."""
     from functools import partial
 
     from ek.stats import choose_interval
 
-    from .resample import MetricSample, by_method
+    from ._resample import MetricSample, by_method
 
     out = {"value": m.value, "higher_is_better": m.higher_is_better, "n": m.n_scores}
     sample = MetricSample(m.aggregated_as, {t: ss for t, ss in m.scores.items() if ss})
@@ -287,7 +287,7 @@ def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
 
 def _beyond_data(s: Any, counts: Mapping[str, Any], confidence: float) -> dict[str, Any]:
     """Consistency (k >= 2), infrastructure errors and budget stops, when the run has them."""
-    from .consistency import consistency
+    from ._consistency import consistency
 
     out: dict[str, Any] = {}
     if any(n >= 2 for n, _ in counts.values()):
@@ -473,7 +473,7 @@ def _configure_report(p: argparse.ArgumentParser) -> None:
     _add_interval(p)
     _add_success_scorer(p)
     _add_workers(p)
-    from .traces.summary import add_trace_arguments  # --task-attribute etc. for trace files
+    from .traces._summary import add_trace_arguments  # --task-attribute etc. for trace files
 
     add_trace_arguments(p)
     # --plot / --compare: added for the demo (ek.agents.plots); needs the `plot` extra.
@@ -569,7 +569,7 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
     )
     _add_success_scorer(p)
     _add_workers(p)
-    from .traces.summary import add_trace_arguments  # --task-attribute etc. for trace files
+    from .traces._summary import add_trace_arguments  # --task-attribute etc. for trace files
 
     add_trace_arguments(p)
     p.add_argument(
@@ -639,9 +639,9 @@ def _gate_text(res: Any) -> str:
 
 
 def _run_gate(args: argparse.Namespace) -> int:
-    from .gate import agent_regression_gate
-    from .runs import load_run
-    from .traces.summary import trace_options
+    from ._gate import agent_regression_gate
+    from ._runs import load_run
+    from .traces._summary import trace_options
 
     allow: bool | list[str] = "*" in args.allow_undefined or list(args.allow_undefined)
     try:
@@ -704,17 +704,17 @@ add_subcommand(
 
 
 # ----------------------------------------------------------------------------- demo
-# `ek-agents demo`: the embedded demo suite end to end (ek.agents.demo.run, imported on use).
+# `ek-agents demo`: the embedded demo suite end to end (ek.agents.demo._run, imported on use).
 
 
 def _configure_demo(p: argparse.ArgumentParser) -> None:
-    from .demo.run import add_demo_arguments
+    from .demo._run import add_demo_arguments
 
     add_demo_arguments(p)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from .demo.run import demo_command
+    from .demo._run import demo_command
 
     return demo_command(args)
 

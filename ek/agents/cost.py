@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ek._validate import check_keys, check_mapping, finite, is_number, opt_str, short_repr, to_float
-from ek.agents.episode import TOKEN_KINDS, Cost, Episode
+from ek.agents._episode import TOKEN_KINDS, Cost, Episode
 from ek.base import ReadOnlyDict
 from ek.jsonio import readable_file
 

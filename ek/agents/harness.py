@@ -2,9 +2,9 @@
 
 This module gathers the public names; the parts live in small modules:
 :mod:`ek.agents.suite` (:func:`run_suite`, :class:`SuiteConfig`, :class:`SuiteResult`,
-:class:`TrialContext`, the progress protocol), :mod:`ek.agents.store` (the resumable JSON-lines trial store),
-:mod:`ek.agents.summary` (:class:`RunSummary`, what a baseline persists),
-:mod:`ek.agents.gate` (:func:`agent_regression_gate`) and :mod:`ek.agents.runs`
+:class:`TrialContext`, the progress protocol), :mod:`ek.agents._store` (the resumable JSON-lines trial store),
+:mod:`ek.agents._summary` (:class:`RunSummary`, what a baseline persists),
+:mod:`ek.agents._gate` (:func:`agent_regression_gate`) and :mod:`ek.agents._runs`
 (:func:`load_run`).
 
 Example:
@@ -31,9 +31,10 @@ from typing import Any
 
 from ek.jsonio import read_json, write_json_atomic
 
-from .gate import GateCheck, GateRefusedError, GateResult, agent_regression_gate, paired_difference
-from .runs import RunLoadError, load_run
-from .store import is_store_file
+from ._gate import GateCheck, GateRefusedError, GateResult, agent_regression_gate, paired_difference
+from ._runs import RunLoadError, load_run
+from ._store import is_store_file
+from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary
 from .suite import (
     HarnessError,
     Progress,
@@ -48,7 +49,6 @@ from .suite import (
     suite_fingerprint,
     trial_seed,
 )
-from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary
 
 __all__ = [
     "GateCheck",

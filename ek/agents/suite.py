@@ -53,7 +53,7 @@ sync agents run in a pool of ``concurrency`` threads; ``executor=`` sends the tr
 :class:`concurrent.futures.Executor` (a process pool, or ``distributed.Client.get_executor()``
 for a Dask cluster; the agent and its inputs must then be picklable) in **batches**: one
 executor call runs ``batch_size`` trials one after another and returns one compact result per
-trial (:mod:`ek.agents.attempt`), and ``concurrency`` calls are in flight at once (so set it to
+trial (:mod:`ek.agents._attempt`), and ``concurrency`` calls are in flight at once (so set it to
 the executor's worker count). In a batch each trial's time limit is enforced in the worker, on
 its own run time. An executor call that is lost (a worker killed, a connection dropped) is an
 infrastructure error of each of its trials: retried, and recorded as such if it keeps failing,
@@ -61,13 +61,13 @@ never counted as an agent failure. Checkers and metrics always run in the callin
 (verifier isolation: the agent's code cannot reach them).
 
 **Beyond pass^k.** Infrastructure errors are retried and left out of the counts
-(``retry_on``, :mod:`ek.agents.infra`); per-trial budgets stop a trial as an agent failure
-(``budget``, :mod:`ek.agents.budget`); adaptive trials stop settled tasks early (``adaptive``,
-:mod:`ek.agents.adaptive`); fault plans run every task clean and under injected tool faults
-(``faults``, :mod:`ek.agents.faults`); :meth:`SuiteResult.consistency` ranks the flaky tasks
-(:mod:`ek.agents.consistency`). Without these options every figure is what it was.
+(``retry_on``, :mod:`ek.agents._infra`); per-trial budgets stop a trial as an agent failure
+(``budget``, :mod:`ek.agents._budget`); adaptive trials stop settled tasks early (``adaptive``,
+:mod:`ek.agents._adaptive`); fault plans run every task clean and under injected tool faults
+(``faults``, :mod:`ek.agents._faults`); :meth:`SuiteResult.consistency` ranks the flaky tasks
+(:mod:`ek.agents._consistency`). Without these options every figure is what it was.
 
-**Persistence.** ``store=`` a JSON-lines path (see :mod:`ek.agents.store` for the exact
+**Persistence.** ``store=`` a JSON-lines path (see :mod:`ek.agents._store` for the exact
 durability guarantees): re-running with the same store resumes and skips finished
 ``(task_id, trial)`` pairs; a store of a different experiment is refused.
 
@@ -106,15 +106,22 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, runtime_checkable
 from ek._validate import as_verdict, positive_int, positive_number, trial_count
 from ek.base import ReadOnlyDict, Score
 from ek.calling import CallTimeoutError, acall, is_async_callable, loop_running
+from ek.harness import metric_direction
 from ek.jsonio import to_json_safe
 from ek.registry import resolve
-from ek.scalar_gate import metric_direction
 from ek.stats import MAX_RESAMPLES, check_confidence, check_int
 
-from .adaptive import Adaptive
-from .attempt import Attempt, BatchSpec, batch_size, run_batch, settle
-from .budget import Budget, BudgetCurve, budget_curve, budget_hits, usage
-from .consistency import ConsistencyReport, consistency
+from ._adaptive import Adaptive
+from ._attempt import Attempt, BatchSpec, batch_size, run_batch, settle
+from ._budget import Budget, BudgetCurve, budget_curve, budget_hits, usage
+from ._consistency import ConsistencyReport, consistency
+from ._episode import Episode, RunProvenance, Trajectory
+from ._faults import Fault, FaultPlan, RobustnessRow, fault_stream, robustness, wrap_tool
+from ._fingerprint import callable_config, config_diff, metric_config, same_config
+from ._infra import RetryPolicy
+from ._spec import TaskSpec
+from ._store import TrialStore
+from ._summary import MetricSummary, RunSummary
 from .cost import (
     CostReport,
     ModelPrice,
@@ -123,15 +130,8 @@ from .cost import (
     pricing_from_dict,
     pricing_to_dict,
 )
-from .episode import Episode, RunProvenance, Trajectory
-from .faults import Fault, FaultPlan, RobustnessRow, fault_stream, robustness, wrap_tool
-from .fingerprint import callable_config, config_diff, metric_config, same_config
-from .infra import RetryPolicy
 from .metrics import check_name, resolve_checker
 from .reliability import ReliabilityReport, reliability
-from .spec import TaskSpec
-from .store import TrialStore
-from .summary import MetricSummary, RunSummary
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -180,11 +180,11 @@ class TrialContext:
         run: The run's provenance.
         k: Trials per task.
         timeout: The per-trial time limit in seconds, or ``None``.
-        budget: The per-trial :class:`~ek.agents.budget.Budget`, or ``None``.
+        budget: The per-trial :class:`~ek.agents._budget.Budget`, or ``None``.
         price: The run's price (a ``ModelPrice`` or a ``{model: ModelPrice}`` catalogue) that
             dollar budgets are counted in, or ``None``.
         started: ``time.monotonic()`` when this attempt started (``None`` outside a run).
-        fault: The :class:`~ek.agents.faults.Fault` injected into this trial's tools (through
+        fault: The :class:`~ek.agents._faults.Fault` injected into this trial's tools (through
             :meth:`tool`), or ``None`` on a clean trial.
     """
 
@@ -202,7 +202,7 @@ class TrialContext:
 
     def tool(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         """The tool ``fn`` named ``name`` as this trial must use it: ``fn`` itself on a clean
-        trial, wrapped under the trial's injected :class:`~ek.agents.faults.Fault` otherwise
+        trial, wrapped under the trial's injected :class:`~ek.agents._faults.Fault` otherwise
         (one seeded stream per tool and trial, however often it is wrapped)."""
         if self.fault is None or not self.fault.hits(name):
             return fn
@@ -365,7 +365,7 @@ class SuiteConfig:
         RetryPolicy.build(self.retry_on, self.max_retries, self.retry_backoff)  # validates
         if self.budget is not None and not isinstance(self.budget, Budget):
             raise TypeError(
-                f"budget must be an ek.agents.budget.Budget or None, got {type(self.budget).__name__}"
+                f"budget must be an ek.agents._budget.Budget or None, got {type(self.budget).__name__}"
             )
         _check_faults(self.faults, self.fault)
         check_pricing(self.price, self.prices)
@@ -376,13 +376,13 @@ class SuiteConfig:
             )
         if self.adaptive is not None and not isinstance(self.adaptive, Adaptive):
             raise TypeError(
-                f"adaptive must be an ek.agents.adaptive.Adaptive or None, got "
+                f"adaptive must be an ek.agents._adaptive.Adaptive or None, got "
                 f"{type(self.adaptive).__name__}"
             )
 
     @property
     def retry_policy(self) -> RetryPolicy:
-        """The :class:`~ek.agents.infra.RetryPolicy` of ``retry_on``/``max_retries``/``retry_backoff``."""
+        """The :class:`~ek.agents._infra.RetryPolicy` of ``retry_on``/``max_retries``/``retry_backoff``."""
         return RetryPolicy.build(self.retry_on, self.max_retries, self.retry_backoff)
 
     @property
@@ -424,11 +424,11 @@ _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(SuiteConfig))
 def _check_faults(faults: Any, fault: Any) -> None:
     if faults is not None and not isinstance(faults, FaultPlan):
         raise TypeError(
-            f"faults must be an ek.agents.faults.FaultPlan or None, got {type(faults).__name__}"
+            f"faults must be an ek.agents._faults.FaultPlan or None, got {type(faults).__name__}"
         )
     if fault is not None and not isinstance(fault, Fault):
         raise TypeError(
-            f"fault must be an ek.agents.faults.Fault or None, got {type(fault).__name__}"
+            f"fault must be an ek.agents._faults.Fault or None, got {type(fault).__name__}"
         )
     if faults is not None and fault is not None:
         raise ValueError("give faults= (clean and every fault) or fault= (one fault), not both")
@@ -478,12 +478,12 @@ class SuiteResult:
         store: The store path, or ``None``.
         elapsed: Wall-clock seconds of this call.
         infra_errors: ``task_id -> trials that ended in an infrastructure error`` after every
-            retry (left out of ``episodes``, ``counts`` and pass^k; see :mod:`ek.agents.infra`).
+            retry (left out of ``episodes``, ``counts`` and pass^k; see :mod:`ek.agents._infra`).
         retries: ``task_id -> infrastructure retries`` over its trials.
-        budget: The per-trial :class:`~ek.agents.budget.Budget`, or ``None``.
+        budget: The per-trial :class:`~ek.agents._budget.Budget`, or ``None``.
         pricing: The run's price setting (``pricing_to_dict``), for dollar budget curves.
         metric_configs: ``metric name -> configuration``
-            (:func:`~ek.agents.fingerprint.metric_config`), as the store records it; the gate
+            (:func:`~ek.agents._fingerprint.metric_config`), as the store records it; the gate
             compares them.
         adaptive: The adaptive stopping rule, or ``None`` (see :attr:`trials_saved`).
         fault: The fault every trial of this result ran under, or ``None`` (clean).
@@ -552,7 +552,7 @@ class SuiteResult:
     @property
     def robustness(self) -> tuple[RobustnessRow, ...]:
         """Per injected fault: its success rate minus the clean one, with Newcombe's interval
-        (:func:`~ek.agents.faults.robustness`; empty without ``faults=``)."""
+        (:func:`~ek.agents._faults.robustness`; empty without ``faults=``)."""
         faulted = {name: r.counts for name, r in self.faults.items()}
         return robustness(self.counts, faulted, self.confidence) if faulted else ()
 
@@ -566,7 +566,7 @@ class SuiteResult:
 
     def consistency(self, top: int = 10) -> ConsistencyReport:
         """Per-task consistency, flip rates and the flakiest tasks
-        (:func:`~ek.agents.consistency.consistency`)."""
+        (:func:`~ek.agents._consistency.consistency`)."""
         return consistency(self.counts, confidence=self.confidence, top=top)
 
     @property
@@ -581,7 +581,7 @@ class SuiteResult:
 
     def budget_curve(self, measure: str = "dollars") -> BudgetCurve:
         """Success rate against a cap on ``measure`` from the recorded usage
-        (:func:`~ek.agents.budget.budget_curve`, priced as the run was)."""
+        (:func:`~ek.agents._budget.budget_curve`, priced as the run was)."""
         price, prices = pricing_from_dict(self.pricing)
         return budget_curve(
             self.episodes, self.verdicts, measure, price=price if price is not None else prices
@@ -606,7 +606,7 @@ class SuiteResult:
         return sum(self.verdicts) / len(self.verdicts) if self.verdicts else math.nan
 
     def summary(self) -> RunSummary:
-        """The :class:`~ek.agents.summary.RunSummary` a report, a baseline and a gate use."""
+        """The :class:`~ek.agents._summary.RunSummary` a report, a baseline and a gate use."""
         per_task: dict[str, dict[str, list[Score]]] = {m: {} for m in self.scores}
         for name, ss in self.scores.items():
             for ep, s in zip(self.episodes, ss):
@@ -751,7 +751,7 @@ class _SuiteVerdict:
         return bool(episode.success)
 
     def ek_config(self) -> dict[str, Any]:
-        """Its configuration (:mod:`ek.agents.fingerprint`): the suite checker it stands for."""
+        """Its configuration (:mod:`ek.agents._fingerprint`): the suite checker it stands for."""
         return {"checker": self.__name__}
 
 
@@ -1014,7 +1014,7 @@ def _warn_if_other_agent(st: TrialStore, agent: Mapping[str, Any]) -> None:
 
 
 #: What an executor call fails with that is not infrastructure: a broken pool, or trials that
-#: cannot be pickled (the agent's own exceptions never leave :func:`~ek.agents.attempt.run_batch`).
+#: cannot be pickled (the agent's own exceptions never leave :func:`~ek.agents._attempt.run_batch`).
 _NOT_INFRA = (concurrent.futures.BrokenExecutor, pickle.PicklingError, TypeError, AttributeError)
 _PICKLE = " (with executor=, the agent, its tasks and their contexts must be picklable)"
 
@@ -1200,7 +1200,7 @@ class _Trials:
     async def submit(
         self, pool: concurrent.futures.Executor, todo: Sequence[tuple[TaskSpec, int]]
     ) -> list[Attempt]:
-        """One executor call running the trials ``todo`` (:func:`~ek.agents.attempt.run_batch`):
+        """One executor call running the trials ``todo`` (:func:`~ek.agents._attempt.run_batch`):
         their first attempts. The executor losing the call (a worker died, a connection
         dropped) is an infrastructure error of each of its trials, retried like any other."""
         calls = [(task, trial, self.context(task, trial, None)) for task, trial in todo]
@@ -1234,7 +1234,7 @@ class _Trials:
         self, task: TaskSpec, trial: int, first: Attempt | None
     ) -> tuple[Attempt, int]:
         """The trial's last attempt after retrying infrastructure errors
-        (:mod:`ek.agents.infra`), and the retries; ``first`` is an attempt already made."""
+        (:mod:`ek.agents._infra`), and the retries; ``first`` is an attempt already made."""
         policy = self.policy
         rng = random.Random(trial_seed(int(self.run.seed or 0), task.task_id, trial))
         retries = 0
@@ -1615,21 +1615,21 @@ def run_suite(
         fsync_every: Group-commit batch size of the store.
         fsync_interval: Group-commit time window of the store, in seconds.
         retry_on: Exception classes that are infrastructure errors (an
-            :class:`~ek.agents.infra.InfraError` always is): retried, never counted as agent
-            failures, never in pass^k (see :mod:`ek.agents.infra`).
+            :class:`~ek.agents._infra.InfraError` always is): retried, never counted as agent
+            failures, never in pass^k (see :mod:`ek.agents._infra`).
         max_retries: Retries of a trial after an infrastructure error (>= 0; default 3).
         retry_backoff: The first backoff delay in seconds (exponential, full jitter).
-        budget: A per-trial :class:`~ek.agents.budget.Budget` (tokens by kind, dollars, steps,
+        budget: A per-trial :class:`~ek.agents._budget.Budget` (tokens by kind, dollars, steps,
             turns, wall time); a trial over it fails with ``"budget: <limit>"``.
-        adaptive: An :class:`~ek.agents.adaptive.Adaptive` stopping rule: settled tasks get no
+        adaptive: An :class:`~ek.agents._adaptive.Adaptive` stopping rule: settled tasks get no
             more than ``min_trials`` trials.
-        faults: A :class:`~ek.agents.faults.FaultPlan`: every task runs clean and under each
+        faults: A :class:`~ek.agents._faults.FaultPlan`: every task runs clean and under each
             fault (``SuiteResult.faults``, ``SuiteResult.robustness``); each fault's pass has its
             own store beside ``store`` (``run.fault-<name>.jsonl``).
-        fault: One :class:`~ek.agents.faults.Fault` every trial runs under (what each pass of
+        fault: One :class:`~ek.agents._faults.Fault` every trial runs under (what each pass of
             ``faults`` uses).
         resume_undescribed_checker: Resume ``store`` although the checker cannot be described
-            in full (:mod:`ek.agents.fingerprint`: e.g. it closes over an object whose settings
+            in full (:mod:`ek.agents._fingerprint`: e.g. it closes over an object whose settings
             cannot be read) or the store records its checker by name only; by default such a
             resume is refused, since another checker under the same name would mix two
             checkers' verdicts. A checker whose description differs is refused either way.
@@ -1639,7 +1639,7 @@ def run_suite(
         ValueError: a metric was built with another checker or other prices than the run's.
         HarnessError: ek's checker, a metric or the progress callback failed (finished trials
             are kept in the store).
-        ek.agents.store.StoreMismatchError: ``store`` belongs to another experiment.
+        ek.agents._store.StoreMismatchError: ``store`` belongs to another experiment.
         RuntimeError: called from inside a running event loop (use :func:`arun_suite`).
     """
     cfg = SuiteConfig.build(config, options)

@@ -35,7 +35,7 @@ a diagonal move (match or substitute) is preferred over a delete (an expected st
 and a delete over an insert (an actual step is extra). The order-free schemes use
 :func:`ek.agents.toolcalls.match_calls`' maximum bipartite matching (exact pairs claimed by
 hashing, large groups of literal calls solved through classes of interchangeable calls: see
-:mod:`ek.agents.toolcalls.assign`). No graph edit distance and no networkx (DESIGN rule 2): a
+:mod:`ek.agents.toolcalls._assign`). No graph edit distance and no networkx (DESIGN rule 2): a
 trajectory is a sequence, and order is what this metric checks.
 
 **Banded alignment** (issue 22; the idea of Ukkonen 1985, Inf. Control 64:100, for weighted
@@ -109,12 +109,12 @@ from itertools import islice
 from typing import Any, Literal, NamedTuple
 
 from ek._validate import short_repr
-from ek.agents.spec import TaskSpec, ToolSpec
+from ek.agents._spec import TaskSpec, ToolSpec
 from ek.agents.toolcalls import over_limit_reason
-from ek.agents.toolcalls.assign import AssignmentTooLarge, match
-from ek.agents.toolcalls.compare import ArgVerdict, compare, pair_cost
-from ek.agents.toolcalls.gold import show
-from ek.agents.toolcalls.parse import (
+from ek.agents.toolcalls._assign import AssignmentTooLarge, match
+from ek.agents.toolcalls._compare import ArgVerdict, compare, pair_cost
+from ek.agents.toolcalls._gold import show
+from ek.agents.toolcalls._parse import (
     ExpectedCall,
     PredictedCall,
     prepare_gold,
@@ -122,7 +122,7 @@ from ek.agents.toolcalls.parse import (
     resolve_grammar,
     split_gold,
 )
-from ek.agents.toolcalls.values import Context
+from ek.agents.toolcalls._values import Context
 from ek.base import Score, check_scores
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.grammar import GraphGrammar
@@ -783,7 +783,7 @@ class TrajectoryMetric:
 
     name = "trajectory"
     higher_is_better = True
-    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents.tally`).
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents._tally`).
     sums = ("cost", "worst_case")
 
     def __init__(

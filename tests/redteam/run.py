@@ -27,7 +27,8 @@ if __package__ in (None, ""):  # run as a script
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ek.agents.base import Episode
-from ek.agents.verifier import HiddenTestVerdict, hidden_tests, process
+from ek.agents.verifier import HiddenTestVerdict, hidden_tests
+from ek.agents.verifier import _process as process
 from redteam.attacks import ATTACKS, HIDDEN_TESTS, WRONG, Attack, materialise
 
 __all__ = [
@@ -116,7 +117,7 @@ def landlock_off() -> Iterator[None]:
 
     def without(module: str) -> str:
         src = original(module)
-        if module == "child":
+        if module == "_child":
             src = src.replace('status["landlock"] = _landlock(libc, cfg)', 'status["landlock"] = 0')
         return src
 

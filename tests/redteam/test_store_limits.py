@@ -55,7 +55,7 @@ def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     env.pop("PYTEST_ADDOPTS", None)
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "ek.pytest_plugin", "-q", *args],
+        [sys.executable, "-m", "pytest", "-p", "ek.agents.pytest_plugin", "-q", *args],
         cwd=folder,
         env=env,
         capture_output=True,

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from ek.agents.runs import load_run
-from ek.agents.store import StoreLockedError, TrialStore, read_store
+from ek.agents._runs import load_run
+from ek.agents._store import StoreLockedError, TrialStore, read_store
 
 pytest_plugins = ["pytester"]
 
-PLUGIN = ("-p", "ek.pytest_plugin")
+PLUGIN = ("-p", "ek.agents.pytest_plugin")
 
 TWO_TRIALS = """
 import pytest
@@ -143,7 +143,7 @@ def test_a_store_replaced_while_being_opened_is_refused(
     """The interleaving the lock alone does not cover: a writer opens the old file, another
     renames a new store over the path and releases its lock, then the first locks the old
     (now unlinked) file. Its trials would go nowhere: it must be refused."""
-    import ek.agents.store as store_module
+    import ek.agents._store as store_module
 
     path = tmp_path / "run.jsonl"
     header = {"run": {}, "suite": {"fingerprint": "f"}, "k": 1}

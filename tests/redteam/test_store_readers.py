@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
+from ek.agents._runs import RunLoadError, load_run
+from ek.agents._store import StoreError, TrialStore, iter_store, read_store
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.runs import RunLoadError, load_run
-from ek.agents.store import StoreError, TrialStore, iter_store, read_store
 from ek.agents.suite import run_suite
 
 

@@ -3,7 +3,7 @@
 A resumed store was refused only when the checker's *name* changed, so each of these resumed
 and mixed two checkers' verdicts in one run: ``hidden_tests`` of other test files, a
 ``functools.partial`` with other keywords, a lambda closing over another threshold. The store
-now records the checker's configuration (:mod:`ek.agents.fingerprint`) and refuses any change,
+now records the checker's configuration (:mod:`ek.agents._fingerprint`) and refuses any change,
 naming it; a checker that cannot be described in full is resumed only on an explicit opt-in;
 the agent's identity is recorded too, and a resume with another agent warns.
 """
@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from ek.agents._store import StoreMismatchError, read_store
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.store import StoreMismatchError, read_store
 from ek.agents.suite import run_suite
 from ek.agents.verifier import hidden_tests
 

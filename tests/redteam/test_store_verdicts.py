@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
+from ek.agents._store import StoreError, read_store
 from ek.agents.base import Episode, TaskSpec
 from ek.agents.harness import HarnessError
 from ek.agents.metrics import TaskSuccessMetric
-from ek.agents.store import StoreError, read_store
 from ek.agents.suite import run_suite
 
 # what a careless checker returns: each must be refused, never read by its truthiness

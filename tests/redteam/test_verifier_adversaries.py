@@ -33,8 +33,8 @@ import pytest
 
 from ek.agents.base import Episode
 from ek.agents.verifier import HiddenTestVerdict, hidden_tests
-from ek.agents.verifier.tree import copy_workspace, identity, remove_tree
-from ek.agents.verifier.workspace import check_parent
+from ek.agents.verifier._tree import copy_workspace, identity, remove_tree
+from ek.agents.verifier._workspace import check_parent
 from redteam.adversaries import (
     BENCHMARK_SCRAPER,
     BYTECODE_PLANTER,

@@ -1,24 +1,24 @@
-"""Duck-typed bridges: host transcripts, samples and test cases -> :class:`~ek.agents.episode.Episode`.
+"""Duck-typed bridges: host transcripts, samples and test cases -> :class:`~ek.agents._episode.Episode`.
 
 ek never imports a host framework here: every converter reads attributes *or* mapping keys, so
 the same code handles live objects (an Inspect ``TaskState``, LangChain messages, Anthropic SDK
 blocks, DeepEval and Ragas test cases) and their JSON dumps. One module a source:
 
-- :mod:`ek.agents.bridge.messages`: chat messages (OpenAI, Anthropic, Inspect, LangChain) ->
-  :class:`~ek.agents.episode.Trajectory` (:func:`trajectory_from_messages`), usage ->
-  :class:`~ek.agents.episode.Cost` (:func:`cost_from_usage`).
-- :mod:`ek.agents.bridge.inspect_log`: Inspect samples, transcript events and logs -> episodes,
+- :mod:`ek.agents.bridge._messages`: chat messages (OpenAI, Anthropic, Inspect, LangChain) ->
+  :class:`~ek.agents._episode.Trajectory` (:func:`trajectory_from_messages`), usage ->
+  :class:`~ek.agents._episode.Cost` (:func:`cost_from_usage`).
+- :mod:`ek.agents.bridge._inspect_log`: Inspect samples, transcript events and logs -> episodes,
   run provenance and success verdicts (:func:`from_inspect_sample`,
   :func:`cost_from_inspect_events`, :func:`read_inspect_log`, :func:`episodes_from_inspect_log`,
   ...). Reading a log file is the one thing that imports ``inspect_ai`` (lazily).
-- :mod:`ek.agents.bridge.deepeval`: DeepEval test cases and traces -> ``(Episode, TaskSpec)``
+- :mod:`ek.agents.bridge._deepeval`: DeepEval test cases and traces -> ``(Episode, TaskSpec)``
   (:func:`from_deepeval_test_case`, :func:`from_deepeval_trace`).
-- :mod:`ek.agents.bridge.ragas`: Ragas multi-turn samples -> ``(Episode, TaskSpec)``
+- :mod:`ek.agents.bridge._ragas`: Ragas multi-turn samples -> ``(Episode, TaskSpec)``
   (:func:`from_ragas_sample`).
 
 Every tool call is read by the one call-shape normaliser
-(:func:`~ek.agents.toolcalls.parse.normalize_call`); a malformed predicted call becomes a step of tool
-:data:`~ek.agents.toolcalls.parse.MALFORMED_TOOL` whose ``error`` says why (scored as a wrong call,
+(:func:`~ek.agents.toolcalls._parse.normalize_call`); a malformed predicted call becomes a step of tool
+:data:`~ek.agents.toolcalls._parse.MALFORMED_TOOL` whose ``error`` says why (scored as a wrong call,
 never a crash).
 
 Example:
@@ -34,8 +34,8 @@ Example:
 
 from __future__ import annotations
 
-from ek.agents.bridge.deepeval import from_deepeval_test_case, from_deepeval_trace
-from ek.agents.bridge.inspect_log import (
+from ek.agents.bridge._deepeval import from_deepeval_test_case, from_deepeval_trace
+from ek.agents.bridge._inspect_log import (
     DEFAULT_ROLES,
     EK_METADATA_KEY,
     INSPECT_EXTRA_HINT,
@@ -51,8 +51,8 @@ from ek.agents.bridge.inspect_log import (
     read_inspect_log,
     success_from_inspect_scores,
 )
-from ek.agents.bridge.messages import cost_from_usage, trajectory_from_messages
-from ek.agents.bridge.ragas import from_ragas_sample
+from ek.agents.bridge._messages import cost_from_usage, trajectory_from_messages
+from ek.agents.bridge._ragas import from_ragas_sample
 
 __all__ = [
     "DEFAULT_ROLES",

@@ -1,9 +1,9 @@
 """The embedded demo: a tau-bench-style retail suite, two scripted agents, and the demo job.
 
 ``ek-agents demo [FOLDER]`` (or :func:`run_demo`) runs it end to end, offline, with no API key:
-see :mod:`ek.agents.demo.run`. The pieces are reusable: :mod:`~ek.agents.demo.world` (the
-database and its tools), :mod:`~ek.agents.demo.tasks` (:func:`load_tasks`: 30 tasks with gold
-final states and gold calls), :mod:`~ek.agents.demo.agents` (:func:`baseline_agent`,
+see :mod:`ek.agents.demo._run`. The pieces are reusable: :mod:`~ek.agents.demo._world` (the
+database and its tools), :mod:`~ek.agents.demo._tasks` (:func:`load_tasks`: 30 tasks with gold
+final states and gold calls), :mod:`~ek.agents.demo._agents` (:func:`baseline_agent`,
 :func:`candidate_agent`). The Inspect AI form of the suite is part of the
 Inspect adapter, ``ek.adapters.inspect.demo`` (``pip install ek-agents[inspect]``): this package
 never imports a host framework.
@@ -17,10 +17,10 @@ Example:
 
 from __future__ import annotations
 
-from .agents import ScriptedAgent, TrialContext, baseline_agent, candidate_agent, oracle_agent
-from .run import DEMO_PRICES, DemoResult, run_demo
-from .tasks import SUITE_VERSION, load_tasks
-from .world import TOOLS, call_tool, initial_db, replay, replayed_state_match
+from ._agents import ScriptedAgent, TrialContext, baseline_agent, candidate_agent, oracle_agent
+from ._run import DEMO_PRICES, DemoResult, run_demo
+from ._tasks import SUITE_VERSION, load_tasks
+from ._world import TOOLS, call_tool, initial_db, replay, replayed_state_match
 
 __all__ = [
     "DEMO_PRICES",

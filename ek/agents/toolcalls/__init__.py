@@ -28,13 +28,13 @@ plus the importance of every argument it got right as true positives. So an abse
 costs at least as much as a present call with every argument wrong.
 
 The package, one concept a module, in the order a gold call travels through it:
-:mod:`~ek.agents.toolcalls.parse` reads every host's call shape and prepares the calls (with
-:mod:`~ek.agents.toolcalls.values`: the scoring context, frozen values, gold patterns; gold
-written with :mod:`~ek.agents.toolcalls.gold`'s AnyOf and GoldCall, or read from BFCL by
-:mod:`~ek.agents.toolcalls.bfcl`); :mod:`~ek.agents.toolcalls.assign` pairs predicted with gold
+:mod:`~ek.agents.toolcalls._parse` reads every host's call shape and prepares the calls (with
+:mod:`~ek.agents.toolcalls._values`: the scoring context, frozen values, gold patterns; gold
+written with :mod:`~ek.agents.toolcalls._gold`'s AnyOf and GoldCall, or read from BFCL by
+:mod:`~ek.agents.toolcalls._bfcl`); :mod:`~ek.agents.toolcalls._assign` pairs predicted with gold
 calls (exact claiming, then the Hungarian solver), comparing each pair with
-:mod:`~ek.agents.toolcalls.compare`, where the scoring rule lives (:func:`~ek.agents.toolcalls.
-compare.charge`: what an argument's verdict costs); :mod:`~ek.agents.toolcalls.result` holds
+:mod:`~ek.agents.toolcalls._compare`, where the scoring rule lives (:func:`~ek.agents.toolcalls.
+compare.charge`: what an argument's verdict costs); :mod:`~ek.agents.toolcalls._result` holds
 the :class:`MatchResult` and turns it into a Score. There is one scoring path:
 ``ToolCallMetric()(pred, gold)`` is ``tool_call_score(match(prepared pred, prepared gold))``,
 what :func:`match_calls` and :func:`tool_call_score` compute.
@@ -60,12 +60,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ek.agents.spec import TaskSpec, ToolSpec
-from ek.agents.toolcalls.assign import match
-from ek.agents.toolcalls.bfcl import BfclCase, from_bfcl
-from ek.agents.toolcalls.compare import ArgVerdict, CallMatch
-from ek.agents.toolcalls.gold import AnyOf, GoldCall
-from ek.agents.toolcalls.parse import (
+from ek.agents._spec import TaskSpec, ToolSpec
+from ek.agents.toolcalls._assign import match
+from ek.agents.toolcalls._bfcl import BfclCase, from_bfcl
+from ek.agents.toolcalls._compare import ArgVerdict, CallMatch
+from ek.agents.toolcalls._gold import AnyOf, GoldCall
+from ek.agents.toolcalls._parse import (
     ACCEPTED_CALL_SHAPES,
     MALFORMED_TOOL,
     CallShapeError,
@@ -78,8 +78,8 @@ from ek.agents.toolcalls.parse import (
     resolve_grammar,
     split_gold,
 )
-from ek.agents.toolcalls.result import MatchResult, UnmatchedCall, tool_call_score
-from ek.agents.toolcalls.values import Context
+from ek.agents.toolcalls._result import MatchResult, UnmatchedCall, tool_call_score
+from ek.agents.toolcalls._values import Context
 from ek.base import Score, check_scores
 from ek.canon import Canonicalizer, resolve_canonicalizer
 from ek.fields import micro_f1
@@ -223,7 +223,7 @@ class ToolCallMetric:
 
     name = "tool_calls"
     higher_is_better = True
-    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents.tally`).
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents._tally`).
     sums = ("tp", "fp", "fn")
 
     def __init__(

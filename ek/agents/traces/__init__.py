@@ -6,21 +6,21 @@ objects; two conventions (the OpenTelemetry GenAI semantic conventions with the 
 still emitted, and OpenInference), each mapped in a documented table; one Episode per agent run,
 mapped to tasks and trials so k traces of one task feed pass^k. One module a concept:
 
-- :mod:`~ek.agents.traces.span`: :class:`Span` (convention-neutral), :class:`TraceFormatError`
-- :mod:`~ek.agents.traces.otlp`: :func:`read_spans` (streamed), :func:`write_otlp_json`
-- :mod:`~ek.agents.traces.genai`, :mod:`~ek.agents.traces.openinference`: the conventions
-- :mod:`~ek.agents.traces.convention`: which convention a span follows
-- :mod:`~ek.agents.traces.records`: a recorded call and usage -> ek's token kinds
-- :mod:`~ek.agents.traces.content`: a framework's state or message read down to its content
-- :mod:`~ek.agents.traces.tree`: one trace as a tree (parents that cannot be right repaired)
-- :mod:`~ek.agents.traces.runs`: which spans are agents (the one that owns the model calls)
-- :mod:`~ek.agents.traces.calls`: a requested call and its execution are one call
-- :mod:`~ek.agents.traces.assemble`: one run -> calls, cost, output, what was not recorded
-- :mod:`~ek.agents.traces.episodes`: :func:`read_traces`, :func:`episodes_from_spans`,
+- :mod:`~ek.agents.traces._span`: :class:`Span` (convention-neutral), :class:`TraceFormatError`
+- :mod:`~ek.agents.traces._otlp`: :func:`read_spans` (streamed), :func:`write_otlp_json`
+- :mod:`~ek.agents.traces._genai`, :mod:`~ek.agents.traces._openinference`: the conventions
+- :mod:`~ek.agents.traces._convention`: which convention a span follows
+- :mod:`~ek.agents.traces._records`: a recorded call and usage -> ek's token kinds
+- :mod:`~ek.agents.traces._content`: a framework's state or message read down to its content
+- :mod:`~ek.agents.traces._tree`: one trace as a tree (parents that cannot be right repaired)
+- :mod:`~ek.agents.traces._runs`: which spans are agents (the one that owns the model calls)
+- :mod:`~ek.agents.traces._calls`: a requested call and its execution are one call
+- :mod:`~ek.agents.traces._assemble`: one run -> calls, cost, output, what was not recorded
+- :mod:`~ek.agents.traces._episodes`: :func:`read_traces`, :func:`episodes_from_spans`,
   :func:`read_trace_episodes` (tasks, trials; an unreadable run reported, never the file)
-- :mod:`~ek.agents.traces.summary`: :func:`summary_from_traces` (what ``ek-agents report`` and
+- :mod:`~ek.agents.traces._summary`: :func:`summary_from_traces` (what ``ek-agents report`` and
   ``gate`` read from a trace file)
-- :mod:`~ek.agents.traces.evaluation`: ek's scores out as OpenTelemetry
+- :mod:`~ek.agents.traces._evaluation`: ek's scores out as OpenTelemetry
   ``gen_ai.evaluation.result`` events: :func:`write_evaluation_results` (an OTLP JSON logs file,
   dependency-free) and :func:`emit_evaluation_results` (live, extra ``[otel]``)
 
@@ -41,7 +41,7 @@ Example:
 
 from __future__ import annotations
 
-from ek.agents.traces.episodes import (
+from ek.agents.traces._episodes import (
     SCOPES,
     TraceProblem,
     TraceReading,
@@ -50,7 +50,7 @@ from ek.agents.traces.episodes import (
     read_trace_episodes,
     read_traces,
 )
-from ek.agents.traces.evaluation import (
+from ek.agents.traces._evaluation import (
     EVALUATION_EVENT_NAME,
     EvaluationEvent,
     emit_evaluation_results,
@@ -58,7 +58,7 @@ from ek.agents.traces.evaluation import (
     otlp_logs_document,
     write_evaluation_results,
 )
-from ek.agents.traces.otlp import (
+from ek.agents.traces._otlp import (
     MAX_LINE_BYTES,
     is_trace_document,
     read_spans,
@@ -66,8 +66,8 @@ from ek.agents.traces.otlp import (
     spans_to_otlp,
     write_otlp_json,
 )
-from ek.agents.traces.span import Span, SpanEvent, TraceFormatError, span_from_otel
-from ek.agents.traces.summary import is_trace_file, summary_from_traces
+from ek.agents.traces._span import Span, SpanEvent, TraceFormatError, span_from_otel
+from ek.agents.traces._summary import is_trace_file, summary_from_traces
 
 __all__ = [
     "EVALUATION_EVENT_NAME",

@@ -43,20 +43,20 @@ without Landlock it runs with its user's rights; see ``docs/verifier_isolation.m
 
 The package, one concept a module:
 
-- :mod:`~ek.agents.verifier.checker`: :class:`HiddenTestChecker`, :func:`hidden_tests`,
+- :mod:`~ek.agents.verifier._checker`: :class:`HiddenTestChecker`, :func:`hidden_tests`,
   :func:`run_hidden_tests` (the order of a run);
-- :mod:`~ek.agents.verifier.workspace`: the hidden tests' snapshot and hash, the checks'
+- :mod:`~ek.agents.verifier._workspace`: the hidden tests' snapshot and hash, the checks'
   folder, the site-packages baseline;
-- :mod:`~ek.agents.verifier.tree`: the workspace copy and the removal of a check's folders
+- :mod:`~ek.agents.verifier._tree`: the workspace copy and the removal of a check's folders
   (descriptor-relative, no link followed);
-- :mod:`~ek.agents.verifier.canary`: the two canary tests of each run;
-- :mod:`~ek.agents.verifier.process`: the trusted test process (command, environment, pipes,
+- :mod:`~ek.agents.verifier._canary`: the two canary tests of each run;
+- :mod:`~ek.agents.verifier._process`: the trusted test process (command, environment, pipes,
   timeout, process count);
-- :mod:`~ek.agents.verifier.runner` and :mod:`~ek.agents.verifier.bridge`: the code that runs
+- :mod:`~ek.agents.verifier._runner` and :mod:`~ek.agents.verifier._proxy`: the code that runs
   inside the trusted test process (copied into the run as source text, never imported there as
   part of ``ek``);
-- :mod:`~ek.agents.verifier.child`: the code of the sandboxed workspace process (likewise);
-- :mod:`~ek.agents.verifier.verdict`: :class:`HiddenTestVerdict`, the signed report and the
+- :mod:`~ek.agents.verifier._child`: the code of the sandboxed workspace process (likewise);
+- :mod:`~ek.agents.verifier._verdict`: :class:`HiddenTestVerdict`, the signed report and the
   ordered verdict rules.
 
 Example:
@@ -75,8 +75,8 @@ Example:
 
 from __future__ import annotations
 
-from ek.agents.verifier.checker import HiddenTestChecker, hidden_tests, run_hidden_tests
-from ek.agents.verifier.verdict import VERDICT_STATUSES, HiddenTestVerdict
+from ek.agents.verifier._checker import HiddenTestChecker, hidden_tests, run_hidden_tests
+from ek.agents.verifier._verdict import VERDICT_STATUSES, HiddenTestVerdict
 
 __all__ = [
     "VERDICT_STATUSES",
