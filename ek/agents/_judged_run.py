@@ -11,10 +11,10 @@ them from a file), and corrects every success rate the report shows
 * each slice's, from the trials and labels of its tasks;
 * pass^k: for ``k = 1`` the corrected success rate. **For k > 1 it is refused**: pass^k is the
   chance that all k trials of a task succeed, a product over trials, and a judge's errors do not
-  cancel in a product (a judge that misses one success in ten turns a task's 5/5 into 4/5 half
-  the time): correcting it needs every trial of a sample of tasks labelled and a task-level
-  model of the judge, which per-trial labels do not give. Label all trials of some tasks and
-  compute pass^k on those labels alone;
+  cancel in a product (a judge that misses one success in ten turns a task's 5/5 into 4/5 or
+  worse 41 % of the time, 1 − 0.9⁵): correcting it needs every trial of a sample of tasks
+  labelled and a task-level model of the judge, which per-trial labels do not give. Label all
+  trials of some tasks and compute pass^k on those labels alone;
 * Cost-of-Pass as E[agent cost] / corrected P(success) (the agent's spend only, as everywhere),
   and the judge's own spend, its ``"judge"`` role, beside it (``None`` when not recorded).
 """
@@ -29,12 +29,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ek._validate import as_verdict, short_repr
-from ek.agents._judged import CorrectedRate, JudgedTrials, corrected_success_rate
+from ek.agents._judged import (
+    CorrectedRate,
+    JudgedTrials,
+    corrected_difference,
+    corrected_success_rate,
+)
 from ek.agents.cost import cost_of_pass
 from ek.base import ReadOnlyDict
 from ek.stats import Interval
 
-__all__ = ["JudgedRun", "check_labels", "judged_run", "load_labels"]
+__all__ = [
+    "JudgedComparison",
+    "JudgedRun",
+    "check_labels",
+    "judged_difference",
+    "judged_run",
+    "judged_text",
+    "load_labels",
+]
 
 _NAN = float("nan")
 _Key = tuple[str, int]
@@ -187,10 +200,15 @@ class JudgedRun:
 
 
 def _trials_of(run: Any) -> tuple[Sequence[Any], Sequence[Any], Any]:
-    """The run's episodes and verdicts, and the run as a summary (a SuiteResult's own)."""
+    """The run's episodes and verdicts, and the run as a summary (a SuiteResult's own; a path
+    read with :func:`~ek.agents.harness.load_run`, episodes kept)."""
+    if isinstance(run, (str, os.PathLike)):
+        from ek.agents.harness import load_run
+
+        run = load_run(run)
+    episodes, verdicts = getattr(run, "episodes", None), getattr(run, "verdicts", None)
     if callable(getattr(run, "summary", None)):
         run = run.summary()
-    episodes, verdicts = getattr(run, "episodes", None), getattr(run, "verdicts", None)
     if episodes is None or verdicts is None:
         raise ValueError(
             "judged_run needs the run's trials (its episodes and verdicts): read the run with "
@@ -224,8 +242,9 @@ def judged_run(
     """A judged run's success rates corrected with human labels (module documentation).
 
     Args:
-        run: A :class:`~ek.agents.harness.SuiteResult` (its checker a judge) or a
-            :class:`~ek.agents.harness.RunSummary` with its episodes and verdicts.
+        run: A :class:`~ek.agents.harness.SuiteResult` (its checker a judge), a
+            :class:`~ek.agents.harness.RunSummary` with its episodes and verdicts, or the
+            path of a run :func:`~ek.agents.harness.load_run` reads (a store, an Inspect log).
         labels: ``{(task_id, trial): bool}``, people's verdicts on some of its trials.
         method: The estimator (:data:`ek.agents.judge.JUDGED_METHODS`; ``"ppi++"``).
         sampling: How the labelled trials were drawn: ``"random"`` or ``"stratified"``.
@@ -274,3 +293,127 @@ def judged_run(
         reason=success.reason,
         detail=ReadOnlyDict({"labels": len(labels)}),
     )
+
+
+@dataclass(frozen=True)
+class JudgedComparison:
+    """Two judged runs' corrected success rates and the interval of their difference; see
+    :func:`judged_difference`.
+
+    Attributes:
+        interval: ``current − baseline`` corrected success, paired by task where both runs hold
+            it (``interval.reason`` says which), NaN bounds when either run was refused.
+        current: The current run's corrected success rate.
+        baseline: The baseline's.
+        reason: A one-line summary.
+    """
+
+    interval: Interval
+    current: CorrectedRate
+    baseline: CorrectedRate
+    reason: str
+
+
+def judged_difference(
+    current: Any,
+    baseline: Any,
+    labels: Mapping[tuple[str, int], Any],
+    baseline_labels: Mapping[tuple[str, int], Any],
+    *,
+    sampling: str = "random",
+    baseline_sampling: str | None = None,
+    confidence: float = 0.95,
+) -> JudgedComparison:
+    """Compare two judged runs on their success corrected with each run's own labels
+    (``ppi++``): what the gate checks when it is given labels.
+
+    Each run is corrected by the labels people gave *its* trials, so the two runs may have been
+    judged by different judges, and a judge that errs differently on the two agents' outputs
+    does not bias the comparison. The difference is paired by task where both runs ran a task
+    (:func:`ek.agents.judge.corrected_difference`), independent otherwise.
+
+    Example:
+        >>> from ek.agents.harness import RunSummary
+        >>> from ek.agents.base import Episode, RunProvenance
+        >>> eps = tuple(Episode(f"t{i}", trial=0) for i in range(8))
+        >>> run = RunSummary(RunProvenance(), k=1, counts={}, episodes=eps,
+        ...                  verdicts=(True, True, True, False) * 2)
+        >>> labels = {("t0", 0): True, ("t1", 0): True, ("t2", 0): False, ("t3", 0): False,
+        ...           ("t4", 0): True, ("t7", 0): False, ("t6", 0): True}
+        >>> c = judged_difference(run, run, labels, labels)
+        >>> c.interval.point, c.interval.reason
+        (0.0, 'paired on 8 shared task(s)')
+    """
+    sides = []
+    for run, lab, sample in (
+        (current, labels, sampling),
+        (baseline, baseline_labels, baseline_sampling or sampling),
+    ):
+        j = judged_run(run, lab, sampling=sample, confidence=confidence)
+        sides.append(j)
+    cur, base = sides
+    iv = corrected_difference(
+        cur.trials,
+        base.trials,
+        sampling=sampling,
+        baseline_sampling=baseline_sampling,
+        confidence=confidence,
+    )
+    reason = (
+        f"corrected success {cur.success.value:.4f} (judged {cur.success.judged_rate:.4f}, "
+        f"{cur.success.n_labelled} labels) vs baseline {base.success.value:.4f} (judged "
+        f"{base.success.judged_rate:.4f}, {base.success.n_labelled} labels); {iv.reason}"
+    )
+    return JudgedComparison(iv, cur.success, base.success, reason)
+
+
+def _rate_text(r: Mapping[str, Any]) -> str:
+    if r["refused"]:
+        return r["reason"]
+    iv = r["interval"]
+    return (
+        f"{r['value']:.4f} [{iv['low']:.4f}, {iv['high']:.4f}]  judged {r['judged_rate']:.4f}, "
+        f"{r['n_labelled']} labels of {r['n_trials']} trials"
+    )
+
+
+def judged_text(d: Mapping[str, Any]) -> str:
+    """The judged section of ``ek-agents report --labels`` from :meth:`JudgedRun.to_dict`.
+
+    Example:
+        >>> from ek.agents.harness import RunSummary
+        >>> from ek.agents.base import Episode, RunProvenance
+        >>> eps = tuple(Episode(f"t{i}", trial=0) for i in range(8))
+        >>> run = RunSummary(RunProvenance(), k=1, counts={}, episodes=eps,
+        ...                  verdicts=(True, True, True, False) * 2)
+        >>> labels = {("t0", 0): True, ("t1", 0): True, ("t2", 0): False, ("t3", 0): False,
+        ...           ("t4", 0): True, ("t7", 0): False, ("t6", 0): True}
+        >>> print(judged_text(judged_run(run, labels).to_dict()).splitlines()[2])  # 6/8 * 4/5
+        corrected success  0.6000 [0.1503, 1.0000]  judged 0.7500, 7 labels of 8 trials
+    """
+    s = d["success"]
+    lines = [
+        f"\njudged   success decided by a judge, corrected with human labels ({s['method']}; "
+        f"sensitivity {_num(s['sensitivity'])}, specificity {_num(s['specificity'])})",
+        f"corrected success  {_rate_text(s)}",
+    ]
+    for name, r in d["slices"].items():
+        lines.append(f"  slice {name:<12} {_rate_text(r)}")
+    lines.append(
+        "  pass^k for k > 1 is not corrected: a judge's errors do not cancel in a product "
+        "over trials (label every trial of some tasks)"
+    )
+    cop = d["cost_of_pass"]
+    if cop is not None:
+        judge = d["judge_dollars"]
+        lines.append(
+            f"corrected Cost-of-Pass ${cop}"
+            if cop == "inf"
+            else f"corrected Cost-of-Pass ${cop:.6g}"
+        )
+        lines[-1] += f" (agent spend); the judge's own spend {'unknown' if judge is None else f'${judge:.6g}'}"  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _num(x: Any) -> str:
+    return "n/a" if x is None else f"{x:.3f}"

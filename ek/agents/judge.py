@@ -49,7 +49,15 @@ from ek.agents._judged import (
     corrected_difference,
     corrected_success_rate,
 )
-from ek.agents._judged_run import JudgedRun, check_labels, judged_run, load_labels
+from ek.agents._judged_run import (
+    JudgedComparison,
+    JudgedRun,
+    check_labels,
+    judged_difference,
+    judged_run,
+    judged_text,
+    load_labels,
+)
 from ek.agents._labelling import LabelPlan, labels_needed, trials_to_label
 from ek.base import ReadOnlyDict, Score, check_scores, is_episode
 from ek.calling import CallTimeoutError, EventLoopRunningError, acall, call, is_async_callable
@@ -66,6 +74,7 @@ __all__ = [
     "JudgeMetric",
     "JudgeSignal",
     "JudgeValidation",
+    "JudgedComparison",
     "JudgedRun",
     "JudgedTrials",
     "LabelPlan",
@@ -75,7 +84,9 @@ __all__ = [
     "corrected_difference",
     "corrected_success_rate",
     "judge_validation",
+    "judged_difference",
     "judged_run",
+    "judged_text",
     "labels_needed",
     "load_labels",
     "mean_position_bias",
