@@ -218,3 +218,23 @@ def test_a_conversation_that_disagrees_with_the_trajectory_is_unscored() -> None
 def test_policies_not_an_episode() -> None:
     with pytest.raises(TypeError, match="PolicyMetric expects an Episode"):
         PolicyMetric(RULES)("not an episode", None)
+
+
+def test_episodes_from_opentelemetry_traces() -> None:
+    from ek.agents.policy import Forbid
+    from ek.agents.traces import read_trace_episodes
+
+    path = Path(__file__).parent / "data" / "traces" / "pydantic_ai_otlp.jsonl"
+    episodes = list(read_trace_episodes(path))  # real pydantic-ai instrumentation, 6 runs
+    rules = [
+        Order("lookup_order", "refund", same=("order_id",)),
+        Observed("refund", "order_id", "==", "lookup_order", path=("order_id",)),
+        Forbid("refund", {"amount": 50.0}),
+    ]
+    scores = [PolicyMetric(rules)(ep, None) for ep in episodes]
+    found = [
+        (i, v["step"], v["reason"]) for i, s in enumerate(scores) for v in s.detail["violations"]
+    ]
+    # every refund follows the look-up of its order; run 1 refunds 50.0, the forbidden amount
+    assert found == [(1, 1, "refund at step 1: forbidden (refund with amount=50.0)")]
+    assert PolicyMetric(rules).aggregate(scores) == 5 / 6
