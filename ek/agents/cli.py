@@ -272,6 +272,9 @@ def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
     from ._resample import MetricSample, by_method
 
     out = {"value": m.value, "higher_is_better": m.higher_is_better, "n": m.n_scores}
+    figures = _metric_figures(m)
+    if figures:
+        out["figures"] = figures
     sample = MetricSample(m.aggregated_as, {t: ss for t, ss in m.scores.items() if ss})
     method = choose_interval(args.interval, len(sample.ids))
     if not sample.ids or (not sample.summed and method == "clustered"):
@@ -283,6 +286,21 @@ def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
         partial(sample.bootstrap, args.confidence, 2000, seed),
     )
     return {**out, "interval": iv.to_dict(), "cross_check": other.to_dict() if other else None}
+
+
+def _metric_figures(m: Any) -> dict[str, float] | None:
+    """The figures a metric reports beside its aggregate (its ``figures(scores)``, e.g. the
+    policy metric's violation rate and near-misses), from the per-task Scores the run kept."""
+    from ek.registry import UnknownNameError, resolve
+
+    try:
+        figures = getattr(resolve("metrics", m.aggregated_as), "figures", None)
+        if not callable(figures):
+            return None
+        found = figures([s for ss in m.scores.values() for s in ss])
+        return {k: float(v) for k, v in found.items()}
+    except (UnknownNameError, TypeError, ValueError):  # scores of another metric by that name
+        return None
 
 
 def _beyond_data(s: Any, counts: Mapping[str, Any], confidence: float) -> dict[str, Any]:
@@ -387,6 +405,19 @@ def _print_metrics(metrics: Mapping[str, Any], w: Callable[[str], Any]) -> None:
         span = f"[{_num(iv['low'])}, {_num(iv['high'])}] {_kind(iv)}" if iv else ""
         beside = f"; {_kind(other)} [{_num(other['low'])}, {_num(other['high'])}]" if other else ""
         w(f"  {name:<24} {_num(m['value']):>10}  {span}{beside}  ({better} is better)\n")
+        if m.get("figures"):
+            w(_figures_line(m["figures"]))
+
+
+def _figures_line(f: Mapping[str, float]) -> str:
+    """The policy metric's figures: violations per trial, near-misses among the successes."""
+    if "near_miss_share" not in f:
+        return "    " + "  ".join(f"{k} {_num(v)}" for k, v in f.items()) + "\n"
+    return (
+        f"    violation rate {_num(f['violation_rate'])} ({f['violated']:.0f}/{f['n']:.0f} trials)"
+        f"  near-misses {_num(f['near_miss_share'])} ({f['near_misses']:.0f} of "
+        f"{f['successes']:.0f} successes broke a policy)\n"
+    )
 
 
 def _kind(iv: Mapping[str, Any]) -> str:
