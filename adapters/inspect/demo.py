@@ -16,7 +16,7 @@ baseline run trial for trial.
 Scoring is :func:`ek.adapters.inspect.ek_scorer` with the replaying state checker, the
 tool-call and trajectory metrics and the demo's illustrative prices; epochs are reduced with
 ek's pass^k reducer. :func:`run_inspect_demo` runs it, reads the log back through
-:func:`ek.agents.harness.load_run` and reports.
+:func:`ek.agents._runs.load_run` and reports.
 """
 
 from __future__ import annotations
@@ -46,16 +46,10 @@ from inspect_ai.util import store
 
 from ek._validate import short_repr
 from ek.agents.base import Cost
-from ek.agents.demo import (
-    DEMO_PRICES,
-    ScriptedAgent,
-    baseline_agent,
-    call_tool,
-    initial_db,
-    load_tasks,
-)
-from ek.agents.demo._world import CHECKER_NAME, Db
-from ek.agents.harness import TrialContext
+from ek.agents.demo._agents import ScriptedAgent, TrialContext, baseline_agent
+from ek.agents.demo._run import DEMO_PRICES
+from ek.agents.demo._tasks import load_tasks
+from ek.agents.demo._world import CHECKER_NAME, Db, call_tool, initial_db
 
 from . import ek_scorer, pass_hat, to_inspect_sample
 
@@ -192,7 +186,7 @@ def _tools() -> list[Tool]:
 @solver
 def shop_setup(seed: int = 0) -> Solver:
     """Put a fresh database in the sample's store and tell the mock model which trial this is."""
-    from ek.agents.harness import trial_seed
+    from ek.agents.suite import trial_seed
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         for k, v in initial_db().items():
@@ -298,7 +292,7 @@ def run_inspect_demo(
     Returns:
         ``{"log": path, "success": rate, "pass_hat_k": value, "report": text, ...}``.
     """
-    from ek.agents.harness import load_run
+    from ek.agents._runs import load_run
 
     agent = baseline_agent() if agent is None else agent
     os.makedirs(log_dir, exist_ok=True)

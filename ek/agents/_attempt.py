@@ -3,7 +3,7 @@
 An *attempt* calls the agent once and settles what happened into an :class:`Attempt`: the
 trial's :class:`~ek.agents.base.Episode` (the agent's result, or a failed trial with
 ``Episode.error`` set), or an **infrastructure error** (see :mod:`ek.agents._infra`), which is
-retried by :func:`~ek.agents.harness.run_suite` and never counted as a trial. :func:`settle` is
+retried by :func:`~ek.agents.suite.run_suite` and never counted as a trial. :func:`settle` is
 the one place that decides which, wherever the agent ran.
 
 With ``run_suite(..., executor=...)`` the trials go to the executor in **batches**:
@@ -20,7 +20,7 @@ spent waiting in the executor's queue does not count), and the trial's
 
 Example:
     >>> from ek.agents.base import RunProvenance, TaskSpec
-    >>> from ek.agents import InfraError, RetryPolicy
+    >>> from ek.agents._infra import InfraError, RetryPolicy
     >>> def agent(task):
     ...     if task.input == "down":
     ...         raise InfraError("503 from the model API")

@@ -6,7 +6,7 @@ look-ups first, then the write. Its mistakes are drawn from a seeded random gene
 rates set per slice and difficulty by an :class:`ErrorProfile`: a malformed id that the shop
 refuses (a failed call, retried), the wrong order picked because it stopped scanning early, the
 wrong destructive tool tried first, a wrong refund amount or reason, an unneeded look-up, giving
-up. Every trial is a real trajectory through :func:`~ek.agents.demo.call_tool`, so its
+up. Every trial is a real trajectory through :func:`~ek.agents.demo._world.call_tool`, so its
 final state is the database its calls left behind.
 
 Token usage is simulated per model call, by kind (:class:`~ek.agents.base.Cost`): uncached input,
@@ -18,7 +18,7 @@ seen), and output including reasoning.
   **clearly less reliable on the refund slice** (refunds and cancellations).
 
 Example:
-    >>> from ek.agents.demo import load_tasks
+    >>> from ek.agents.demo._tasks import load_tasks
     >>> task = load_tasks()[0]
     >>> ep = baseline_agent()(task, TrialContext(trial=0, seed=7))
     >>> ep == baseline_agent()(task, TrialContext(trial=0, seed=7))     # seeded: reproducible
@@ -463,7 +463,7 @@ def candidate_agent(seed: int = 0) -> ScriptedAgent:
     wrong tool first, giving up).
 
     Example:
-        >>> from ek.agents.demo import load_tasks
+        >>> from ek.agents.demo._tasks import load_tasks
         >>> refund = load_tasks()[0]
         >>> candidate_agent().profile(refund).amount > baseline_agent().profile(refund).amount
         True

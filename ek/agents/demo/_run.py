@@ -1,7 +1,7 @@
 """The demo job (``ek-agents demo``): the whole evaluation loop on the embedded retail suite.
 
 It runs the baseline and the candidate agent with ``k`` trials each through
-:func:`~ek.agents.harness.run_suite` (persisted trial stores in the run folder), prints the report
+:func:`~ek.agents.suite.run_suite` (persisted trial stores in the run folder), prints the report
 (success with intervals, pass@k / pass^k for k = 1..k, tokens by kind, Cost-of-Pass under an
 **illustrative** price table, tool-call and trajectory scores, all per slice), freezes the
 baseline, runs the variance-aware regression gate candidate vs baseline and prints its verdict,
@@ -129,14 +129,14 @@ def demo_metrics() -> list[Any]:
 
 
 class ProgressBar:
-    """A one-line text progress bar for :func:`~ek.agents.harness.run_suite`'s ``progress=``.
+    """A one-line text progress bar for :func:`~ek.agents.suite.run_suite`'s ``progress=``.
 
     On a terminal it redraws in place; otherwise it prints one line when the work is done (a
     log file gets no carriage-return noise).
 
     Example:
         >>> import io
-        >>> from ek.agents.harness import ProgressEvent
+        >>> from ek.agents.suite import ProgressEvent
         >>> s = io.StringIO()
         >>> bar = ProgressBar("demo", stream=s, width=10)
         >>> bar(ProgressEvent(done=4, total=4, skipped=0, agent_failures=0, elapsed=0.5))
@@ -171,9 +171,9 @@ class DemoResult:
 
     Attributes:
         folder: The run folder.
-        baseline: The baseline's :class:`~ek.agents.harness.SuiteResult`.
-        candidate: The candidate's :class:`~ek.agents.harness.SuiteResult`.
-        gate: The :class:`~ek.agents.harness.GateResult` of candidate vs the frozen baseline.
+        baseline: The baseline's :class:`~ek.agents.suite.SuiteResult`.
+        candidate: The candidate's :class:`~ek.agents.suite.SuiteResult`.
+        gate: The :class:`~ek.agents._gate.GateResult` of candidate vs the frozen baseline.
         inspect: A summary of the Inspect run (``{"log": path, "success": rate, ...}``), or
             ``None`` when it did not run (and ``inspect_note`` says why).
         plots: The plot files written.
@@ -343,7 +343,7 @@ def run_demo(
         concurrency: Trials in flight at once.
     """
     from ek.agents.harness import agent_regression_gate, load_agent_baseline, save_agent_baseline
-    from ek.jsonio import write_json_atomic
+    from ek.harness import write_json_atomic
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an int >= 1, got {k!r}")
@@ -628,12 +628,6 @@ def add_demo_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--no-plots", action="store_true", help="do not write the plots")
     p.add_argument("--resume", action="store_true", help="resume the existing trial stores")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument(
-        "--judged",
-        action="store_true",
-        help="also run the judged variant: a scripted judge with known errors decides success, "
-        "people label 60 trials of each agent; raw vs corrected success and the gate on each",
-    )
     return p
 
 
@@ -656,10 +650,6 @@ def demo_command(args: argparse.Namespace) -> int:
         resume=args.resume,
         progress=not args.quiet,
     )
-    if getattr(args, "judged", False):
-        from ._judged import run_judged_demo
-
-        run_judged_demo(args.folder, k=args.k, seed=args.seed)
     return 0
 
 
