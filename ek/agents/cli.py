@@ -196,7 +196,7 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         args.run,
         success_scorer=args.success_scorer,
         trace_options=trace_options(args),
-        episodes=False,
+        episodes=bool(args.labels),  # judged_run needs the trials
         prices=load_prices(args.prices) if args.prices else None,
         workers=args.workers,
     )
@@ -233,7 +233,17 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         "metrics": {name: _metric_data(m, args, s.run.seed or 0) for name, m in s.metrics.items()},
         "notes": notes,
         "beyond_pass_k": _beyond_data(s, counts, args.confidence),
+        "judged": _judged_data(s, args),
     }
+
+
+def _judged_data(s: Any, args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--labels``: the success rates corrected for the judge's errors (ek.agents.judge)."""
+    if not args.labels:
+        return None
+    from .judge import judged_run, load_labels
+
+    return judged_run(s, load_labels(args.labels), confidence=args.confidence).to_dict()
 
 
 def _unscored_data(s: Any) -> dict[str, Any]:
@@ -272,9 +282,6 @@ def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
     from ._resample import MetricSample, by_method
 
     out = {"value": m.value, "higher_is_better": m.higher_is_better, "n": m.n_scores}
-    figures = _metric_figures(m)
-    if figures:
-        out["figures"] = figures
     sample = MetricSample(m.aggregated_as, {t: ss for t, ss in m.scores.items() if ss})
     method = choose_interval(args.interval, len(sample.ids))
     if not sample.ids or (not sample.summed and method == "clustered"):
@@ -286,21 +293,6 @@ def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
         partial(sample.bootstrap, args.confidence, 2000, seed),
     )
     return {**out, "interval": iv.to_dict(), "cross_check": other.to_dict() if other else None}
-
-
-def _metric_figures(m: Any) -> dict[str, float] | None:
-    """The figures a metric reports beside its aggregate (its ``figures(scores)``, e.g. the
-    policy metric's violation rate and near-misses), from the per-task Scores the run kept."""
-    from ek.registry import UnknownNameError, resolve
-
-    try:
-        figures = getattr(resolve("metrics", m.aggregated_as), "figures", None)
-        if not callable(figures):
-            return None
-        found = figures([s for ss in m.scores.values() for s in ss])
-        return {k: float(v) for k, v in found.items()}
-    except (UnknownNameError, TypeError, ValueError):  # scores of another metric by that name
-        return None
 
 
 def _beyond_data(s: Any, counts: Mapping[str, Any], confidence: float) -> dict[str, Any]:
@@ -405,19 +397,6 @@ def _print_metrics(metrics: Mapping[str, Any], w: Callable[[str], Any]) -> None:
         span = f"[{_num(iv['low'])}, {_num(iv['high'])}] {_kind(iv)}" if iv else ""
         beside = f"; {_kind(other)} [{_num(other['low'])}, {_num(other['high'])}]" if other else ""
         w(f"  {name:<24} {_num(m['value']):>10}  {span}{beside}  ({better} is better)\n")
-        if m.get("figures"):
-            w(_figures_line(m["figures"]))
-
-
-def _figures_line(f: Mapping[str, float]) -> str:
-    """The policy metric's figures: violations per trial, near-misses among the successes."""
-    if "near_miss_share" not in f:
-        return "    " + "  ".join(f"{k} {_num(v)}" for k, v in f.items()) + "\n"
-    return (
-        f"    violation rate {_num(f['violation_rate'])} ({f['violated']:.0f}/{f['n']:.0f} trials)"
-        f"  near-misses {_num(f['near_miss_share'])} ({f['near_misses']:.0f} of "
-        f"{f['successes']:.0f} successes broke a policy)\n"
-    )
 
 
 def _kind(iv: Mapping[str, Any]) -> str:
@@ -456,6 +435,10 @@ def _print_report(d: Mapping[str, Any], out: IO[str]) -> None:
             )
     _print_metrics(d["metrics"], w)
     _print_beyond(d.get("beyond_pass_k") or {}, out)
+    if d.get("judged"):
+        from .judge import judged_text
+
+        w(judged_text(d["judged"]))
     for note in [*rel.get("warnings", []), *d["notes"]]:
         w(f"warning: {note}\n")
 
@@ -493,9 +476,19 @@ def _add_success_scorer(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_labels(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--labels", metavar="FILE", default=None, help=help)
+
+
 def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "run", metavar="RUN", help="a trial store (.jsonl), a baseline or an Inspect log"
+    )
+    _add_labels(
+        p,
+        "human labels on some trials of a run whose success a judge decided (JSON lines of "
+        '{"task_id", "trial", "success"}): also report the success rates corrected for the '
+        "judge's errors (docs/judged_success.md)",
     )
     p.add_argument("--json", action="store_true", help="print JSON for machines")
     p.add_argument("--k", type=int, default=None, help="largest k of the pass@k table")
@@ -584,6 +577,12 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
     p.add_argument("current", metavar="CURRENT", help="a trial store, a baseline or an Inspect log")
     p.add_argument("--tolerance", type=float, default=0.0, help="allowed worsening (0)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    _add_labels(
+        p,
+        "human labels on some of CURRENT's trials (runs a judge decided): with "
+        "--baseline-labels, gate the success rates corrected for each run's judge errors",
+    )
+    p.add_argument("--baseline-labels", metavar="FILE", default=None, help="the same for BASELINE")
     _add_interval(p)
     p.add_argument(
         "--stratified",
@@ -669,6 +668,17 @@ def _gate_text(res: Any) -> str:
     return out.getvalue()
 
 
+def _gate_labels(args: argparse.Namespace) -> dict[str, Any]:
+    """``--labels`` / ``--baseline-labels`` read, as the gate's keywords (none when absent)."""
+    from .judge import load_labels
+
+    out = {}
+    for key, path in (("labels", args.labels), ("baseline_labels", args.baseline_labels)):
+        if path:
+            out[key] = load_labels(path)
+    return out
+
+
 def _run_gate(args: argparse.Namespace) -> int:
     from ._gate import agent_regression_gate
     from ._runs import load_run
@@ -677,17 +687,20 @@ def _run_gate(args: argparse.Namespace) -> int:
     allow: bool | list[str] = "*" in args.allow_undefined or list(args.allow_undefined)
     try:
         traces = trace_options(args)
-        # each run read once, as a stream: only the per-task summaries the checks need
+        judged = bool(args.labels or args.baseline_labels)
+        # each run read once, as a stream: only the per-task summaries the checks need (and
+        # the trials, for judged runs with labels)
         base, cur = (
             load_run(
                 path,
                 success_scorer=args.success_scorer,
                 trace_options=traces,
-                episodes=False,
+                episodes=judged,
                 workers=args.workers,
             )
             for path in (args.baseline, args.current)
         )
+        labels = _gate_labels(args)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = agent_regression_gate(
@@ -704,6 +717,7 @@ def _run_gate(args: argparse.Namespace) -> int:
                 consistency=args.consistency,
                 robustness=args.robustness,
                 interval=args.interval,
+                **labels,
             )
     except (OSError, ValueError, TypeError, ImportError) as e:
         _err(str(e))
