@@ -68,7 +68,8 @@ baseline (with no trials every bound is maximally uncertain, so nothing could ev
 empty baseline would be a permanent free pass), a run with **unscored samples**
 (:attr:`~ek.agents._summary.RunSummary.unscored`; a gate over the scored ones alone could pass a
 run that failed to score) unless ``allow_unscored=True``, and runs whose simulator,
-suite_version or scaffold differ (:meth:`~ek.agents.base.RunProvenance.incompatibilities`), and
+suite_version or scaffold differ (:meth:`~ek.agents.base.RunProvenance.incompatibilities`; a
+changed simulator is compared with a warning when ``allow_simulator_change=True``), and
 runs over different task sets (unless ``tasks="intersect"``), and runs whose metrics of one
 name were **configured differently** (the fingerprints both recorded,
 :attr:`~ek.agents._summary.RunSummary.metric_configs`, differ: a Cost-of-Pass priced at 1/2
@@ -405,7 +406,13 @@ def _warn_unused_allowances(
             warnings.append(f"allow_undefined names no check of this gate: {unknown}")
 
 
-def _refuse(cur: RunSummary, base: RunSummary, allow_unscored: bool, warnings: list[str]) -> None:
+def _refuse(
+    cur: RunSummary,
+    base: RunSummary,
+    allow_unscored: bool,
+    allow_simulator_change: bool,
+    warnings: list[str],
+) -> None:
     for label, s in (("baseline", base), ("current run", cur)):
         if s.unscored is None or s.unscored.n == 0:
             continue
@@ -426,14 +433,31 @@ def _refuse(cur: RunSummary, base: RunSummary, allow_unscored: bool, warnings: l
         raise GateRefusedError(
             "the current run has no trial: an empty run would pass any gate; nothing was measured"
         )
+    _refuse_incomparable(cur, base, allow_simulator_change, warnings)
+
+
+def _refuse_incomparable(
+    cur: RunSummary, base: RunSummary, allow_simulator_change: bool, warnings: list[str]
+) -> None:
+    """Refuse runs whose simulator, suite version or scaffold differ (a changed simulator
+    only warns when allowed)."""
     bad = cur.run.incompatibilities(base.run)
+    if allow_simulator_change and any(key == "simulator" for key, _, _ in bad):
+        sims = next((theirs, mine) for key, mine, theirs in bad if key == "simulator")
+        warnings.append(
+            f"the user simulator changed ({sims[0]!r} (baseline) -> {sims[1]!r} (current)), "
+            "compared anyway: a change in the rate may be the simulator's"
+        )
+        bad = [b for b in bad if b[0] != "simulator"]
     if bad:
         what = ", ".join(
             f"{key} {theirs!r} (baseline) vs {mine!r} (current)" for key, mine, theirs in bad
         )
         raise GateRefusedError(
             f"the runs are not comparable: {what}. A different simulator, suite version or "
-            "scaffold is a different experiment; re-baseline instead"
+            "scaffold is a different experiment; re-baseline instead (a changed simulator: "
+            "compare anyway with allow_simulator_change=True, ek-agents gate "
+            "--allow-simulator-change)"
         )
 
 
@@ -539,8 +563,6 @@ class _Setup:
     consistency: bool = False
     robustness: bool = False
     interval: str = "auto"
-    # judged runs: (current, baseline) as given (with their trials) and each run's labels
-    judged: tuple[Any, Any, Mapping[Any, Any], Mapping[Any, Any]] | None = None
 
     def verdict(
         self,
@@ -615,38 +637,13 @@ def _metric_plan(
     return MetricDifference(mc.aggregated_as, sc, sb, ids)
 
 
-def _judged_success_check(g: _Setup) -> GateCheck:
-    """The success rates corrected for the judge's errors, each run with its own labels,
-    paired by task where both runs ran it (:func:`ek.agents.judge.judged_difference`)."""
-    from .judge import judged_difference
-
-    assert g.judged is not None
-    cmp = judged_difference(*g.judged, confidence=g.confidence)
-    det = {
-        "method": cmp.interval.method,
-        "estimand": "success rate corrected for the judge's errors",
-        "pairing": cmp.interval.reason,
-        "current": cmp.current.to_dict(),
-        "baseline": cmp.baseline.to_dict(),
-    }
-    values = (cmp.current.value, cmp.baseline.value)
-    return g.verdict("success_rate", "success_rate", cmp.interval, values, True, det)
-
-
 def _success_checks(g: _Setup) -> list[GateCheck]:
-    """The success rate (always checked; corrected with labels when the gate has them)."""
-    return [_judged_success_check(g) if g.judged is not None else _success_check(g)]
+    """The success rate (always checked)."""
+    return [_success_check(g)]
 
 
 def _pass_hat_checks(g: _Setup) -> list[GateCheck]:
-    """pass^k at the requested k, else the largest k both runs support; none below 2; none
-    for judged runs (a judge's errors do not cancel in a product over trials)."""
-    if g.judged is not None:
-        g.warnings.append(
-            "pass^k not checked: success was decided by a judge, and per-trial labels correct "
-            "the success rate (pass^1), not pass^k for k > 1 (ek.agents.judge.JudgedRun.pass_hat)"
-        )
-        return []
+    """pass^k at the requested k, else the largest k both runs support; none below 2."""
     min_n = min(n for n, _ in (*g.cur.values(), *g.base.values()))
     if g.k is not None and g.k > min_n:
         raise ValueError(
@@ -804,14 +801,13 @@ def agent_regression_gate(
     allow_undefined: bool | Iterable[str] = False,
     allow_unscored: bool = False,
     allow_metric_changes: bool = False,
+    allow_simulator_change: bool = False,
     success_scorer: str | None = None,
     tasks: str = "same",
     max_infra_share: float | None = None,
     consistency: bool = False,
     robustness: bool = False,
     interval: str = "auto",
-    labels: Mapping[tuple[str, int], Any] | None = None,
-    baseline_labels: Mapping[tuple[str, int], Any] | None = None,
 ) -> GateResult:
     """Is ``current`` a statistically supported regression from ``baseline``?
 
@@ -841,6 +837,9 @@ def agent_regression_gate(
             (with a warning). By default such a run is refused.
         allow_metric_changes: Gate runs whose metrics of one name were configured
             differently (with a warning naming the change). By default they are refused.
+        allow_simulator_change: Gate runs whose user simulator differs
+            (``RunProvenance.simulator``, :mod:`ek.agents.simulate`) with a warning naming
+            both. By default they are refused: a new simulator is a new experiment.
         success_scorer: For a run given as an Inspect log path, the scorer that decides
             success (see :func:`~ek.agents._runs.load_run`).
         tasks: ``"same"`` (default): refuse runs whose task sets differ; ``"intersect"``:
@@ -852,14 +851,6 @@ def agent_regression_gate(
             (:mod:`ek.agents._consistency`; check ``"consistency"``).
         robustness: Also gate the success rate under each fault kind both runs injected
             (:mod:`ek.agents._faults`; checks ``"success_rate[fault=<kind>]"``).
-        labels: For runs whose success a judge decided: people's labels on some of the current
-            run's trials, ``{(task_id, trial): bool}`` (:func:`ek.agents.judge.load_labels`).
-            With ``baseline_labels`` the success check compares the rates corrected for the
-            judge's errors, each run with its own labels (so the runs may have different
-            judges), paired by task where both ran it; pass^k is not checked. The runs must
-            keep their trials (a :class:`~ek.agents.harness.SuiteResult`, or ``load_run``
-            with episodes).
-        baseline_labels: The same for the baseline; labels for one run only are refused.
 
     Raises:
         GateRefusedError: an empty run or baseline, a run with unscored samples (unless
@@ -889,11 +880,10 @@ def agent_regression_gate(
     _check_choices(tasks, interval)
     policy = undefined_policy(allow_undefined)
     warnings: list[str] = []
-    _refuse(cur, base, allow_unscored, warnings)
+    _refuse(cur, base, allow_unscored, allow_simulator_change, warnings)
     if metrics:
         _refuse_metric_changes(cur, base, allow_metric_changes, warnings)
     _refuse_infra(cur, base, max_infra_share)
-    judged = _judged_labels(labels, baseline_labels)
     cur_counts = {t: nc for t, nc in cur.counts.items() if nc[0] > 0}
     base_counts = {t: nc for t, nc in base.counts.items() if nc[0] > 0}
     if not stratified:  # stratified pairs the shared tasks itself (warning on the rest)
@@ -916,7 +906,6 @@ def agent_regression_gate(
         consistency=consistency,
         robustness=robustness,
         interval=interval,
-        judged=None if judged is None else (current, baseline, *judged),
     )
     checks = [c for make in _CHECKS for c in make(g)]
     n_tasks = len(g.shared) if g.shared is not None else len(cur_counts)
@@ -933,23 +922,6 @@ def agent_regression_gate(
         baseline=ReadOnlyDict(_side(base)),
         n_tasks=n_tasks,
     )
-
-
-def _judged_labels(
-    labels: Mapping[Any, Any] | None, baseline_labels: Mapping[Any, Any] | None
-) -> tuple[Mapping[Any, Any], Mapping[Any, Any]] | None:
-    """Both runs' labels, or ``None``; labels for one run only are refused."""
-    if labels is None and baseline_labels is None:
-        return None
-    if labels is None or baseline_labels is None:
-        which = "current run" if labels is not None else "baseline"
-        raise GateRefusedError(
-            f"labels for the {which} only: a corrected rate compared with a judged one still "
-            "carries the other run's judge errors (and the runs may have different judges); "
-            "label a sample of each run's trials (ek-agents gate --labels FILE "
-            "--baseline-labels FILE)"
-        )
-    return labels, baseline_labels
 
 
 def _side(s: RunSummary) -> dict[str, Any]:

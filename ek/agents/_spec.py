@@ -122,8 +122,6 @@ class ToolSpec:
             destructive tool, else 1.0.
         importance: Per-argument importances to apply to ``parameters``.
         description: Free text.
-        policies: Policy rules about this tool (:mod:`ek.agents.policy`: rule objects or their
-            ``to_dict()`` dicts), checked by ``PolicyMetric`` on every task that lists the tool.
 
     Example:
         >>> t = ToolSpec("cancel_order", parameters={
@@ -134,7 +132,7 @@ class ToolSpec:
         (10.0, [('order_id', True, 8.0), ('reason', False, 1.0)])
     """
 
-    __slots__ = ("args", "description", "destructive", "name", "parameters", "policies", "weight")
+    __slots__ = ("args", "description", "destructive", "name", "parameters", "weight")
 
     def __init__(
         self,
@@ -146,7 +144,6 @@ class ToolSpec:
         weight: float | None = None,
         importance: Mapping[str, float] | None = None,
         description: str = "",
-        policies: Iterable[Any] = (),
     ) -> None:
         self.name = nonempty_str("ToolSpec.name", name)
         if not isinstance(destructive, bool):
@@ -181,9 +178,6 @@ class ToolSpec:
                 f"ToolSpec {short_repr(name)}: description must be a str, got {short_repr(description)}"
             )
         self.description = description
-        self.policies: tuple[Any, ...] = _policies(
-            f"ToolSpec {short_repr(name)}: policies", policies
-        )
         self.to_node_type()  # validates argument names are unique
 
     def to_node_type(self) -> NodeType:
@@ -223,8 +217,6 @@ class ToolSpec:
             d["weight"] = self.weight
         if self.description:
             d["description"] = self.description
-        if self.policies:
-            d["policies"] = [r.to_dict() for r in self.policies]
         return d
 
     @classmethod
@@ -233,16 +225,7 @@ class ToolSpec:
         check_keys(
             "ToolSpec",
             data,
-            {
-                "name",
-                "args",
-                "parameters",
-                "destructive",
-                "weight",
-                "importance",
-                "description",
-                "policies",
-            },
+            {"name", "args", "parameters", "destructive", "weight", "importance", "description"},
             ("name",),
         )
         kw = dict(data)
@@ -276,15 +259,6 @@ class ToolSpec:
         return cls(fn["name"], parameters=params, description=str(fn.get("description", "")), **kw)
 
 
-def _policies(owner: str, value: Any) -> tuple[Any, ...]:
-    """Policy rules (objects or their dicts) as a tuple of rules (:mod:`ek.agents.policy`)."""
-    if not value:
-        return ()
-    from ek.agents.policy import as_policies  # the policy package reads specs: imported on use
-
-    return as_policies(value, owner)
-
-
 def _tools(value: Any) -> tuple[ToolSpec, ...]:
     if not isinstance(value, (list, tuple)):
         raise TypeError(
@@ -298,6 +272,22 @@ def _tools(value: Any) -> tuple[ToolSpec, ...]:
     if dup:
         raise ValueError(f"TaskSpec.tools: duplicate tool names {dup}")
     return tuple(out)
+
+
+def _scenario(value: Any) -> Any:
+    """A task's scenario: a Scenario, its dict (read) or ``None``. Imported on use:
+    :mod:`ek.agents.simulate` builds on this module."""
+    if value is None:
+        return None
+    from ek.agents.simulate import Scenario
+
+    if isinstance(value, Scenario):
+        return value
+    if isinstance(value, Mapping):
+        return Scenario.from_dict(value)
+    raise TypeError(
+        f"TaskSpec.scenario must be a Scenario, its dict or None, got {short_repr(value)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -314,9 +304,8 @@ class TaskSpec:
         slice: A slice name for per-slice reports (e.g. ``"refund"``).
         tags: Free labels (e.g. ``("hard",)``).
         metadata: Free JSON-like data.
-        policies: Policy rules for this task (:mod:`ek.agents.policy`: rule objects or their
-            ``to_dict()`` dicts); ``PolicyMetric`` checks them with those of the task's tools.
-            They are part of :meth:`to_dict`, so of the suite's fingerprint.
+        scenario: For a conversational task, the :class:`~ek.agents.simulate.Scenario` the
+            simulated user plays (a Scenario or its dict), else ``None``.
 
     ``input``, ``gold`` and ``metadata`` must be JSON data (str-keyed mappings, lists, strings,
     finite numbers, bools, ``None``; at most 200 levels deep), so :meth:`to_dict` is strict
@@ -332,12 +321,12 @@ class TaskSpec:
     slice: str | None = None
     tags: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    policies: tuple[Any, ...] = ()
+    scenario: Any = None
 
     def __post_init__(self) -> None:
         nonempty_str("TaskSpec.task_id", self.task_id)
+        object.__setattr__(self, "scenario", _scenario(self.scenario))
         object.__setattr__(self, "tools", _tools(self.tools))
-        object.__setattr__(self, "policies", _policies("TaskSpec.policies", self.policies))
         if self.gold_calls is not None and not isinstance(self.gold_calls, Trajectory):
             object.__setattr__(self, "gold_calls", Trajectory(self.gold_calls))
         opt_str("TaskSpec.slice", self.slice)
@@ -378,8 +367,8 @@ class TaskSpec:
             d["tags"] = list(self.tags)
         if self.metadata:
             d["metadata"] = dict(self.metadata)
-        if self.policies:
-            d["policies"] = [r.to_dict() for r in self.policies]
+        if self.scenario is not None:
+            d["scenario"] = self.scenario.to_dict()
         return d
 
     @classmethod

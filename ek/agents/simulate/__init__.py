@@ -6,6 +6,7 @@
   ``simulator(view) -> turn``; :class:`ScriptedSimulator`, :class:`RuleSimulator`,
   :class:`LLMSimulator` (your ``messages -> text`` callable, sync or async); their identity
   (:func:`simulator_id`) is the run's provenance;
+* the driver (:func:`aconverse`, :class:`ConversationAgent` for ``run_suite``);
 * whose fault a failure is (:func:`check_simulator`, :func:`attribute`);
 * tau-bench conversations read as episodes (:func:`read_taubench`).
 
@@ -22,6 +23,16 @@ from .attribution import (
     attribute,
     check_simulator,
     conversation_of,
+)
+from .driver import (
+    Conversation,
+    ConversationAgent,
+    SimulatorError,
+    SimulatorSpoiledError,
+    aconverse,
+    converse,
+    rerun_seed,
+    scenario_of,
 )
 from .scenario import STOP, Scenario
 from .simulators import (
@@ -44,19 +55,27 @@ __all__ = [
     "RETAIL_PATTERNS",
     "STOP",
     "Attribution",
+    "Conversation",
+    "ConversationAgent",
     "LLMSimulator",
     "RuleSimulator",
     "Scenario",
     "ScriptedSimulator",
+    "SimulatorError",
     "SimulatorFault",
+    "SimulatorSpoiledError",
     "SimulatorView",
     "UserTurn",
+    "aconverse",
     "as_user_turn",
     "attribute",
     "check_simulator",
     "conversation_of",
+    "converse",
     "read_taubench",
+    "rerun_seed",
     "scenario_from_taubench",
+    "scenario_of",
     "simulator_id",
     "simulator_identity",
 ]
