@@ -3,6 +3,7 @@ recorded tau-bench-style conversations audited without re-running them."""
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from pathlib import Path
@@ -218,3 +219,38 @@ def test_a_conversation_that_disagrees_with_the_trajectory_is_unscored() -> None
 def test_policies_not_an_episode() -> None:
     with pytest.raises(TypeError, match="PolicyMetric expects an Episode"):
         PolicyMetric(RULES)("not an episode", None)
+
+
+def test_episodes_from_opentelemetry_traces() -> None:
+    from ek.agents.policy import Forbid
+    from ek.agents.traces import read_trace_episodes
+
+    path = Path(__file__).parent / "data" / "traces" / "pydantic_ai_otlp.jsonl"
+    episodes = list(read_trace_episodes(path))  # real pydantic-ai instrumentation, 6 runs
+    rules = [
+        Order("lookup_order", "refund", same=("order_id",)),
+        Observed("refund", "order_id", "==", "lookup_order", path=("order_id",)),
+        Forbid("refund", {"amount": 50.0}),
+    ]
+    scores = [PolicyMetric(rules)(ep, None) for ep in episodes]
+    found = [
+        (i, v["step"], v["reason"]) for i, s in enumerate(scores) for v in s.detail["violations"]
+    ]
+    # every refund follows the look-up of its order; run 1 refunds 50.0, the forbidden amount
+    assert found == [(1, 1, "refund at step 1: forbidden (refund with amount=50.0)")]
+    assert PolicyMetric(rules).aggregate(scores) == 5 / 6
+
+
+def test_report_prints_violation_rate_and_near_misses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ek.agents.cli import main
+
+    suite(hasty, tmp_path / "hasty.jsonl")
+    assert main(["report", str(tmp_path / "hasty.jsonl")]) == 0
+    out = capsys.readouterr().out
+    # 12 trials all violated; 8 successes (t1-t4 x 2) all near-misses
+    assert "violation rate 1 (12/12 trials)  near-misses 1 (8 of 8 successes broke a policy)" in out
+    assert main(["report", str(tmp_path / "hasty.jsonl"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["metrics"]["policy"]["figures"]["near_miss_share"] == 1.0

@@ -162,8 +162,19 @@ def _canonicalizer_contract(name: str, c: Any) -> None:
     assert m([Step("f", {"x": "Paris"})], [Step("f", {"x": "Paris"})]).value == 1.0
 
 
+def _policy_contract(name: str, fn: Any) -> None:
+    # a function of a policy Record returning its violations, usable as a Custom rule
+    from ek.agents.policy import Custom, Record, Violation
+
+    assert callable(fn) and not isinstance(fn, type), f"policies/{name} is not a function"
+    ep, _ = _case()
+    found = Custom(name).check(Record.from_episode(ep))  # as PolicyMetric calls it
+    assert all(isinstance(v, Violation) and v.rule == name for v in found)
+
+
 CONTRACTS = {
     "metrics": _metric_contract,
+    "policies": _policy_contract,
     "checkers": _checker_contract,
     "checker_factories": _factory_contract,
     "canonicalizers": _canonicalizer_contract,

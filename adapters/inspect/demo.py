@@ -295,8 +295,51 @@ def run_inspect_demo(
     from ek.agents._runs import load_run
 
     agent = baseline_agent() if agent is None else agent
-    model_name = f"mockllm/{agent.tokens.model}"
     os.makedirs(log_dir, exist_ok=True)
+    log = _eval_log(log_dir, k=k, seed=seed, agent=agent)
+    path = log.location
+    summary = load_run(path)
+    scores = list(log.results.scores if log.results else [])
+    lines = [
+        f"== Inspect AI: the same suite as an Inspect task (mockllm/{agent.tokens.model} replays "
+        f"the {agent.name}; {k} epochs; ek scorers)",
+        f"   log {path}",
+    ]
+    for s in scores:
+        if not s.metrics:
+            continue
+        vals = " · ".join(f"{n.removeprefix('ek/')} {m.value:.4g}" for n, m in s.metrics.items())
+        lines.append(f"   {s.name:<14} {'[' + (s.reducer or 'mean') + ']':<16} {vals}")
+    n, c = summary.n_trials, summary.n_successes
+    lines.append(
+        f"   read back with load_run: {summary.n_tasks} tasks, {c}/{n} successful epochs "
+        f"({c / n:.3f})" + (f", cost ${summary.cost['agent_dollars']:.3f}" if summary.cost else "")
+    )
+    agree = None
+    if reference is not None:
+        agree = _first_trials_counts(reference, k) == dict(summary.counts)
+        lines.append(
+            f"   agrees with the own-harness {agent.name}'s first {k} trials, task by task: "
+            + ("yes" if agree else "NO (the Inspect replay and run_suite differ)")
+        )
+    return {
+        "log": path,
+        "n_trials": n,
+        "successes": c,
+        "success": c / n if n else float("nan"),
+        "agrees_with_harness": agree,
+        "scores": [
+            {"name": s.name, "reducer": s.reducer, **{m: v.value for m, v in s.metrics.items()}}
+            for s in scores
+        ],
+        "report": "\n".join(lines),
+    }
+
+
+def _eval_log(log_dir: str, *, k: int, seed: int, agent: ScriptedAgent) -> Any:
+    """Run the demo task through Inspect's ``eval`` with the mock model replaying ``agent``;
+    the log of a successful run (a run that ended otherwise raises ``RuntimeError``)."""
+    model_name = f"mockllm/{agent.tokens.model}"
     # INSPECT_TELEMETRY names a hook *function* ("module.function"); Inspect sends no telemetry
     # without it. A value such as "false" is not a hook and makes every model call fail, so
     # such a value is set aside while the demo runs.
@@ -322,47 +365,16 @@ def run_inspect_demo(
         raise RuntimeError(
             f"the demo's Inspect run ended with status {short_repr(log.status)}: {why}"
         )
-    path = log.location
-    summary = load_run(path)
-    scores = list(log.results.scores if log.results else [])
-    lines = [
-        f"== Inspect AI: the same suite as an Inspect task (mockllm/{agent.tokens.model} replays "
-        f"the {agent.name}; {k} epochs; ek scorers)",
-        f"   log {path}",
-    ]
-    for s in scores:
-        if not s.metrics:
-            continue
-        vals = " · ".join(f"{n.removeprefix('ek/')} {m.value:.4g}" for n, m in s.metrics.items())
-        lines.append(f"   {s.name:<14} {'[' + (s.reducer or 'mean') + ']':<16} {vals}")
-    n, c = summary.n_trials, summary.n_successes
-    lines.append(
-        f"   read back with load_run: {summary.n_tasks} tasks, {c}/{n} successful epochs "
-        f"({c / n:.3f})" + (f", cost ${summary.cost['agent_dollars']:.3f}" if summary.cost else "")
-    )
-    agree = None
-    if reference is not None:
-        # epoch e replays trial e - 1: compare with the reference's first k trials
-        ref: dict[str, list[int]] = {}
-        for ep, ok in zip(reference.episodes, reference.verdicts):
-            if ep.trial < k:
-                nc = ref.setdefault(ep.task_id, [0, 0])
-                nc[0] += 1
-                nc[1] += int(ok)
-        agree = {t: tuple(v) for t, v in ref.items()} == dict(summary.counts)
-        lines.append(
-            f"   agrees with the own-harness {agent.name}'s first {k} trials, task by task: "
-            + ("yes" if agree else "NO (the Inspect replay and run_suite differ)")
-        )
-    return {
-        "log": path,
-        "n_trials": n,
-        "successes": c,
-        "success": c / n if n else float("nan"),
-        "agrees_with_harness": agree,
-        "scores": [
-            {"name": s.name, "reducer": s.reducer, **{m: v.value for m, v in s.metrics.items()}}
-            for s in scores
-        ],
-        "report": "\n".join(lines),
-    }
+    return log
+
+
+def _first_trials_counts(reference: Any, k: int) -> dict[str, tuple[int, int]]:
+    """``{task_id: (trials, successes)}`` over the reference run's first ``k`` trials (epoch
+    ``e`` replays trial ``e - 1``)."""
+    ref: dict[str, list[int]] = {}
+    for ep, ok in zip(reference.episodes, reference.verdicts):
+        if ep.trial < k:
+            nc = ref.setdefault(ep.task_id, [0, 0])
+            nc[0] += 1
+            nc[1] += int(ok)
+    return {t: (v[0], v[1]) for t, v in ref.items()}

@@ -186,34 +186,51 @@ def to_episode(raw: Any, task: TaskSpec, trial: int, run: RunProvenance, dur: fl
         TypeError: a result that cannot be an episode.
     """
     if isinstance(raw, Episode):
-        if raw.task_id != task.task_id:
-            raise ValueError(
-                f"the agent returned an episode for task {raw.task_id!r} while running {task.task_id!r}"
-            )
-        changes: dict[str, Any] = {"trial": trial}
-        if raw.run is None:
-            changes["run"] = run
-        if raw.duration is None:
-            changes["duration"] = dur
-        return raw.replace(**changes)
-    fields: dict[str, Any]
-    if (
-        isinstance(raw, Mapping)
-        and raw
-        and all(isinstance(k, str) and k in _EPISODE_KEYS for k in raw)
-        and any(k in raw for k in _CORE_KEYS)
-    ):
-        fields = dict(raw)
-    elif not isinstance(raw, (str, bytes, int, float, Mapping, list, tuple)) and any(
-        hasattr(raw, k) for k in _CORE_KEYS
-    ):
-        fields = {k: getattr(raw, k) for k in (*_CORE_KEYS, "metadata") if hasattr(raw, k)}
-        fields = {k: v for k, v in fields.items() if v is not None}
-    else:
-        fields = {"output": raw}
+        return _own_episode(raw, task, trial, run, dur)
+    fields = _episode_fields(raw)
     fields.pop("success", None)  # the checker decides
     fields.pop("input", None)
     return Episode(task.task_id, trial=trial, run=run, duration=dur, **fields)
+
+
+def _own_episode(
+    raw: Episode, task: TaskSpec, trial: int, run: RunProvenance, dur: float
+) -> Episode:
+    """An episode the agent built itself: numbered as this trial, the run and duration filled in
+    where the agent left them out."""
+    if raw.task_id != task.task_id:
+        raise ValueError(
+            f"the agent returned an episode for task {raw.task_id!r} while running {task.task_id!r}"
+        )
+    changes: dict[str, Any] = {"trial": trial}
+    if raw.run is None:
+        changes["run"] = run
+    if raw.duration is None:
+        changes["duration"] = dur
+    return raw.replace(**changes)
+
+
+def _is_episode_mapping(raw: Any) -> bool:
+    """A non-empty mapping whose keys are all episode fields, at least one of them a core one."""
+    return (
+        isinstance(raw, Mapping)
+        and bool(raw)
+        and all(isinstance(k, str) and k in _EPISODE_KEYS for k in raw)
+        and any(k in raw for k in _CORE_KEYS)
+    )
+
+
+def _episode_fields(raw: Any) -> dict[str, Any]:
+    """The episode fields an agent's result gives: a mapping of episode fields, an object with
+    episode attributes (those not ``None``), or else the result itself as the output."""
+    if _is_episode_mapping(raw):
+        return dict(raw)
+    if not isinstance(raw, (str, bytes, int, float, Mapping, list, tuple)) and any(
+        hasattr(raw, k) for k in _CORE_KEYS
+    ):
+        fields = {k: getattr(raw, k) for k in (*_CORE_KEYS, "metadata") if hasattr(raw, k)}
+        return {k: v for k, v in fields.items() if v is not None}
+    return {"output": raw}
 
 
 def trial_episode(

@@ -548,10 +548,7 @@ class Episode:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.task_id, str) or not self.task_id:
-            raise (TypeError if not isinstance(self.task_id, str) else ValueError)(
-                f"Episode.task_id must be a non-empty str, got {short_repr(self.task_id)}"
-            )
+        self._check_scalars()
         t = self.trajectory
         if t is None:
             t = Trajectory()
@@ -559,6 +556,18 @@ class Episode:
             t = Trajectory(t)
         object.__setattr__(self, "trajectory", t)
         object.__setattr__(self, "cost", Cost.several(self.cost))
+        md = self.metadata
+        if type(md) is dict and not md:
+            object.__setattr__(self, "metadata", {})
+        else:
+            object.__setattr__(self, "metadata", check_mapping("Episode.metadata", md))
+
+    def _check_scalars(self) -> None:
+        """Check the single-valued fields (the id, verdict, provenance, trial, error, duration)."""
+        if not isinstance(self.task_id, str) or not self.task_id:
+            raise (TypeError if not isinstance(self.task_id, str) else ValueError)(
+                f"Episode.task_id must be a non-empty str, got {short_repr(self.task_id)}"
+            )
         if self.success is not None and not isinstance(self.success, bool):
             raise TypeError(
                 f"Episode.success must be a bool or None, got {short_repr(self.success)}"
@@ -575,11 +584,6 @@ class Episode:
             object.__setattr__(
                 self, "duration", finite("Episode.duration", self.duration, minimum=0.0)
             )
-        md = self.metadata
-        if type(md) is dict and not md:
-            object.__setattr__(self, "metadata", {})
-        else:
-            object.__setattr__(self, "metadata", check_mapping("Episode.metadata", md))
 
     # -- cost views
     def costs(self, role: str | None = None) -> tuple[Cost, ...]:

@@ -84,6 +84,25 @@ def _probability(owner: str, value: Any) -> float:
     return float(value)
 
 
+def _latency(owner: str, value: Any) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise ValueError(f"{owner} must be a finite number >= 0, got {value!r}")
+
+
+def _tool_names(owner: str, tools: Any) -> tuple[str, ...]:
+    if isinstance(tools, str):
+        raise TypeError(f"{owner} must be a list of tool names, not a str")
+    names = tuple(tools)
+    if not names or not all(isinstance(t, str) and t for t in names):
+        raise ValueError(f"{owner} must be non-empty tool names, got {names!r}")
+    return names
+
+
 @dataclass(frozen=True)
 class Fault:
     """One kind of injected tool failure.
@@ -106,21 +125,9 @@ class Fault:
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"Fault.kind must be one of {list(FAULT_KINDS)}, got {self.kind!r}")
         _probability("Fault.rate", self.rate)
-        lat = self.latency
-        if (
-            isinstance(lat, bool)
-            or not isinstance(lat, (int, float))
-            or not math.isfinite(lat)
-            or lat < 0
-        ):
-            raise ValueError(f"Fault.latency must be a finite number >= 0, got {lat!r}")
+        _latency("Fault.latency", self.latency)
         if self.tools is not None:
-            if isinstance(self.tools, str):
-                raise TypeError("Fault.tools must be a list of tool names, not a str")
-            tools = tuple(self.tools)
-            if not tools or not all(isinstance(t, str) and t for t in tools):
-                raise ValueError(f"Fault.tools must be non-empty tool names, got {tools!r}")
-            object.__setattr__(self, "tools", tools)
+            object.__setattr__(self, "tools", _tool_names("Fault.tools", self.tools))
         if self.name is None:
             label = (
                 self.kind

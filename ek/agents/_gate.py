@@ -563,6 +563,8 @@ class _Setup:
     consistency: bool = False
     robustness: bool = False
     interval: str = "auto"
+    # judged runs: (current, baseline) as given (with their trials) and each run's labels
+    judged: tuple[Any, Any, Mapping[Any, Any], Mapping[Any, Any]] | None = None
 
     def verdict(
         self,
@@ -637,13 +639,38 @@ def _metric_plan(
     return MetricDifference(mc.aggregated_as, sc, sb, ids)
 
 
+def _judged_success_check(g: _Setup) -> GateCheck:
+    """The success rates corrected for the judge's errors, each run with its own labels,
+    paired by task where both runs ran it (:func:`ek.agents.judge.judged_difference`)."""
+    from .judge import judged_difference
+
+    assert g.judged is not None
+    cmp = judged_difference(*g.judged, confidence=g.confidence)
+    det = {
+        "method": cmp.interval.method,
+        "estimand": "success rate corrected for the judge's errors",
+        "pairing": cmp.interval.reason,
+        "current": cmp.current.to_dict(),
+        "baseline": cmp.baseline.to_dict(),
+    }
+    values = (cmp.current.value, cmp.baseline.value)
+    return g.verdict("success_rate", "success_rate", cmp.interval, values, True, det)
+
+
 def _success_checks(g: _Setup) -> list[GateCheck]:
-    """The success rate (always checked)."""
-    return [_success_check(g)]
+    """The success rate (always checked; corrected with labels when the gate has them)."""
+    return [_judged_success_check(g) if g.judged is not None else _success_check(g)]
 
 
 def _pass_hat_checks(g: _Setup) -> list[GateCheck]:
-    """pass^k at the requested k, else the largest k both runs support; none below 2."""
+    """pass^k at the requested k, else the largest k both runs support; none below 2; none
+    for judged runs (a judge's errors do not cancel in a product over trials)."""
+    if g.judged is not None:
+        g.warnings.append(
+            "pass^k not checked: success was decided by a judge, and per-trial labels correct "
+            "the success rate (pass^1), not pass^k for k > 1 (ek.agents.judge.JudgedRun.pass_hat)"
+        )
+        return []
     min_n = min(n for n, _ in (*g.cur.values(), *g.base.values()))
     if g.k is not None and g.k > min_n:
         raise ValueError(
@@ -808,6 +835,8 @@ def agent_regression_gate(
     consistency: bool = False,
     robustness: bool = False,
     interval: str = "auto",
+    labels: Mapping[tuple[str, int], Any] | None = None,
+    baseline_labels: Mapping[tuple[str, int], Any] | None = None,
 ) -> GateResult:
     """Is ``current`` a statistically supported regression from ``baseline``?
 
@@ -851,6 +880,14 @@ def agent_regression_gate(
             (:mod:`ek.agents._consistency`; check ``"consistency"``).
         robustness: Also gate the success rate under each fault kind both runs injected
             (:mod:`ek.agents._faults`; checks ``"success_rate[fault=<kind>]"``).
+        labels: For runs whose success a judge decided: people's labels on some of the current
+            run's trials, ``{(task_id, trial): bool}`` (:func:`ek.agents.judge.load_labels`).
+            With ``baseline_labels`` the success check compares the rates corrected for the
+            judge's errors, each run with its own labels (so the runs may have different
+            judges), paired by task where both ran it; pass^k is not checked. The runs must
+            keep their trials (a :class:`~ek.agents.harness.SuiteResult`, or ``load_run``
+            with episodes).
+        baseline_labels: The same for the baseline; labels for one run only are refused.
 
     Raises:
         GateRefusedError: an empty run or baseline, a run with unscored samples (unless
@@ -884,6 +921,7 @@ def agent_regression_gate(
     if metrics:
         _refuse_metric_changes(cur, base, allow_metric_changes, warnings)
     _refuse_infra(cur, base, max_infra_share)
+    judged = _judged_labels(labels, baseline_labels)
     cur_counts = {t: nc for t, nc in cur.counts.items() if nc[0] > 0}
     base_counts = {t: nc for t, nc in base.counts.items() if nc[0] > 0}
     if not stratified:  # stratified pairs the shared tasks itself (warning on the rest)
@@ -906,6 +944,7 @@ def agent_regression_gate(
         consistency=consistency,
         robustness=robustness,
         interval=interval,
+        judged=None if judged is None else (current, baseline, *judged),
     )
     checks = [c for make in _CHECKS for c in make(g)]
     n_tasks = len(g.shared) if g.shared is not None else len(cur_counts)
@@ -922,6 +961,23 @@ def agent_regression_gate(
         baseline=ReadOnlyDict(_side(base)),
         n_tasks=n_tasks,
     )
+
+
+def _judged_labels(
+    labels: Mapping[Any, Any] | None, baseline_labels: Mapping[Any, Any] | None
+) -> tuple[Mapping[Any, Any], Mapping[Any, Any]] | None:
+    """Both runs' labels, or ``None``; labels for one run only are refused."""
+    if labels is None and baseline_labels is None:
+        return None
+    if labels is None or baseline_labels is None:
+        which = "current run" if labels is not None else "baseline"
+        raise GateRefusedError(
+            f"labels for the {which} only: a corrected rate compared with a judged one still "
+            "carries the other run's judge errors (and the runs may have different judges); "
+            "label a sample of each run's trials (ek-agents gate --labels FILE "
+            "--baseline-labels FILE)"
+        )
+    return labels, baseline_labels
 
 
 def _side(s: RunSummary) -> dict[str, Any]:

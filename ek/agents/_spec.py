@@ -122,6 +122,8 @@ class ToolSpec:
             destructive tool, else 1.0.
         importance: Per-argument importances to apply to ``parameters``.
         description: Free text.
+        policies: Policy rules about this tool (:mod:`ek.agents.policy`: rule objects or their
+            ``to_dict()`` dicts), checked by ``PolicyMetric`` on every task that lists the tool.
 
     Example:
         >>> t = ToolSpec("cancel_order", parameters={
@@ -132,7 +134,7 @@ class ToolSpec:
         (10.0, [('order_id', True, 8.0), ('reason', False, 1.0)])
     """
 
-    __slots__ = ("args", "description", "destructive", "name", "parameters", "weight")
+    __slots__ = ("args", "description", "destructive", "name", "parameters", "policies", "weight")
 
     def __init__(
         self,
@@ -144,6 +146,7 @@ class ToolSpec:
         weight: float | None = None,
         importance: Mapping[str, float] | None = None,
         description: str = "",
+        policies: Iterable[Any] = (),
     ) -> None:
         self.name = nonempty_str("ToolSpec.name", name)
         if not isinstance(destructive, bool):
@@ -178,6 +181,9 @@ class ToolSpec:
                 f"ToolSpec {short_repr(name)}: description must be a str, got {short_repr(description)}"
             )
         self.description = description
+        self.policies: tuple[Any, ...] = _policies(
+            f"ToolSpec {short_repr(name)}: policies", policies
+        )
         self.to_node_type()  # validates argument names are unique
 
     def to_node_type(self) -> NodeType:
@@ -217,6 +223,8 @@ class ToolSpec:
             d["weight"] = self.weight
         if self.description:
             d["description"] = self.description
+        if self.policies:
+            d["policies"] = [r.to_dict() for r in self.policies]
         return d
 
     @classmethod
@@ -225,7 +233,16 @@ class ToolSpec:
         check_keys(
             "ToolSpec",
             data,
-            {"name", "args", "parameters", "destructive", "weight", "importance", "description"},
+            {
+                "name",
+                "args",
+                "parameters",
+                "destructive",
+                "weight",
+                "importance",
+                "description",
+                "policies",
+            },
             ("name",),
         )
         kw = dict(data)
@@ -257,6 +274,15 @@ class ToolSpec:
             )
         params = fn.get("parameters", fn.get("input_schema", {"type": "object", "properties": {}}))
         return cls(fn["name"], parameters=params, description=str(fn.get("description", "")), **kw)
+
+
+def _policies(owner: str, value: Any) -> tuple[Any, ...]:
+    """Policy rules (objects or their dicts) as a tuple of rules (:mod:`ek.agents.policy`)."""
+    if not value:
+        return ()
+    from ek.agents.policy import as_policies  # the policy package reads specs: imported on use
+
+    return as_policies(value, owner)
 
 
 def _tools(value: Any) -> tuple[ToolSpec, ...]:
@@ -304,6 +330,9 @@ class TaskSpec:
         slice: A slice name for per-slice reports (e.g. ``"refund"``).
         tags: Free labels (e.g. ``("hard",)``).
         metadata: Free JSON-like data.
+        policies: Policy rules for this task (:mod:`ek.agents.policy`: rule objects or their
+            ``to_dict()`` dicts); ``PolicyMetric`` checks them with those of the task's tools.
+            They are part of :meth:`to_dict`, so of the suite's fingerprint.
         scenario: For a conversational task, the :class:`~ek.agents.simulate.Scenario` the
             simulated user plays (a Scenario or its dict), else ``None``.
 
@@ -321,12 +350,14 @@ class TaskSpec:
     slice: str | None = None
     tags: tuple[str, ...] = ()
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    policies: tuple[Any, ...] = ()
     scenario: Any = None
 
     def __post_init__(self) -> None:
         nonempty_str("TaskSpec.task_id", self.task_id)
         object.__setattr__(self, "scenario", _scenario(self.scenario))
         object.__setattr__(self, "tools", _tools(self.tools))
+        object.__setattr__(self, "policies", _policies("TaskSpec.policies", self.policies))
         if self.gold_calls is not None and not isinstance(self.gold_calls, Trajectory):
             object.__setattr__(self, "gold_calls", Trajectory(self.gold_calls))
         opt_str("TaskSpec.slice", self.slice)
@@ -367,6 +398,8 @@ class TaskSpec:
             d["tags"] = list(self.tags)
         if self.metadata:
             d["metadata"] = dict(self.metadata)
+        if self.policies:
+            d["policies"] = [r.to_dict() for r in self.policies]
         if self.scenario is not None:
             d["scenario"] = self.scenario.to_dict()
         return d

@@ -197,7 +197,7 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         args.run,
         success_scorer=args.success_scorer,
         trace_options=trace_options(args),
-        episodes=False,
+        episodes=bool(args.labels),  # judged_run needs the trials
         prices=load_prices(args.prices) if args.prices else None,
         workers=args.workers,
     )
@@ -234,7 +234,17 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         "metrics": {name: _metric_data(m, args, s.run.seed or 0) for name, m in s.metrics.items()},
         "notes": notes,
         "beyond_pass_k": _beyond_data(s, counts, args.confidence),
+        "judged": _judged_data(s, args),
     }
+
+
+def _judged_data(s: Any, args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--labels``: the success rates corrected for the judge's errors (ek.agents.judge)."""
+    if not args.labels:
+        return None
+    from .judge import judged_run, load_labels
+
+    return judged_run(s, load_labels(args.labels), confidence=args.confidence).to_dict()
 
 
 def _unscored_data(s: Any) -> dict[str, Any]:
@@ -426,6 +436,10 @@ def _print_report(d: Mapping[str, Any], out: IO[str]) -> None:
             )
     _print_metrics(d["metrics"], w)
     _print_beyond(d.get("beyond_pass_k") or {}, out)
+    if d.get("judged"):
+        from .judge import judged_text
+
+        w(judged_text(d["judged"]))
     for note in [*rel.get("warnings", []), *d["notes"]]:
         w(f"warning: {note}\n")
 
@@ -463,9 +477,19 @@ def _add_success_scorer(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_labels(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--labels", metavar="FILE", default=None, help=help)
+
+
 def _configure_report(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "run", metavar="RUN", help="a trial store (.jsonl), a baseline or an Inspect log"
+    )
+    _add_labels(
+        p,
+        "human labels on some trials of a run whose success a judge decided (JSON lines of "
+        '{"task_id", "trial", "success"}): also report the success rates corrected for the '
+        "judge's errors (docs/judged_success.md)",
     )
     p.add_argument("--json", action="store_true", help="print JSON for machines")
     p.add_argument("--k", type=int, default=None, help="largest k of the pass@k table")
@@ -554,6 +578,12 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
     p.add_argument("current", metavar="CURRENT", help="a trial store, a baseline or an Inspect log")
     p.add_argument("--tolerance", type=float, default=0.0, help="allowed worsening (0)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval coverage (0.95)")
+    _add_labels(
+        p,
+        "human labels on some of CURRENT's trials (runs a judge decided): with "
+        "--baseline-labels, gate the success rates corrected for each run's judge errors",
+    )
+    p.add_argument("--baseline-labels", metavar="FILE", default=None, help="the same for BASELINE")
     _add_interval(p)
     p.add_argument(
         "--stratified",
@@ -645,6 +675,17 @@ def _gate_text(res: Any) -> str:
     return out.getvalue()
 
 
+def _gate_labels(args: argparse.Namespace) -> dict[str, Any]:
+    """``--labels`` / ``--baseline-labels`` read, as the gate's keywords (none when absent)."""
+    from .judge import load_labels
+
+    out = {}
+    for key, path in (("labels", args.labels), ("baseline_labels", args.baseline_labels)):
+        if path:
+            out[key] = load_labels(path)
+    return out
+
+
 def _run_gate(args: argparse.Namespace) -> int:
     from ._gate import agent_regression_gate
     from ._runs import load_run
@@ -653,17 +694,20 @@ def _run_gate(args: argparse.Namespace) -> int:
     allow: bool | list[str] = "*" in args.allow_undefined or list(args.allow_undefined)
     try:
         traces = trace_options(args)
-        # each run read once, as a stream: only the per-task summaries the checks need
+        judged = bool(args.labels or args.baseline_labels)
+        # each run read once, as a stream: only the per-task summaries the checks need (and
+        # the trials, for judged runs with labels)
         base, cur = (
             load_run(
                 path,
                 success_scorer=args.success_scorer,
                 trace_options=traces,
-                episodes=False,
+                episodes=judged,
                 workers=args.workers,
             )
             for path in (args.baseline, args.current)
         )
+        labels = _gate_labels(args)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = agent_regression_gate(
@@ -681,6 +725,7 @@ def _run_gate(args: argparse.Namespace) -> int:
                 consistency=args.consistency,
                 robustness=args.robustness,
                 interval=args.interval,
+                **labels,
             )
     except (OSError, ValueError, TypeError, ImportError) as e:
         _err(str(e))

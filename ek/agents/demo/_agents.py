@@ -299,26 +299,8 @@ def _run(task: TaskSpec, t: _Trial) -> str:
     done: list[str] = []
     for op in intent["ops"]:
         kind = op["op"]
-        explicit = "order_id" in op
-        if explicit:
-            oid: str | None = op["order_id"]
-            # A refund needs the order's amounts, so only a cancel or an address change may
-            # skip reading the order first.
-            skip = t.chance(p.skip_verify)
-            if kind == "refund" or not skip:
-                t.get_order(str(oid))
-        else:
-            slip = t.chance(p.status_slip)
-            oid = t.select(intent["email"], op["select"], ignore_status=slip)
-            if slip and oid is not None and t.orders[oid]["status"] != op["select"]["status"]:
-                step = t.call(*_write(kind, oid, op, t, slip_amount=False))
-                if step.failed and t.chance(0.5):
-                    oid = t.select(intent["email"], op["select"], ignore_status=False)
-                else:
-                    t.notes.append(f"could not {kind} {oid}")
-                    continue
+        oid = _order_for(kind, op, intent, t)
         if oid is None:
-            t.notes.append(f"found no order to {kind}")
             continue
         if t.chance(p.extra):
             sku = (t.orders.get(oid) or {"items": [{"sku": "MUG-01"}]})["items"][0]["sku"]
@@ -333,6 +315,49 @@ def _run(task: TaskSpec, t: _Trial) -> str:
     if not done:
         return "I'm sorry, I could not complete your request."
     return "Done: " + "; ".join(done) + "."
+
+
+def _order_for(
+    kind: str, op: Mapping[str, Any], intent: Mapping[str, Any], t: _Trial
+) -> str | None:
+    """The order an operation acts on, or ``None`` with a note in ``t.notes`` saying why."""
+    note: str | None = None
+    if "order_id" in op:
+        oid = _named_order(kind, op, t)
+    else:
+        oid, note = _selected_order(kind, op, intent, t)
+    if oid is None:
+        t.notes.append(note or f"found no order to {kind}")
+    return oid
+
+
+def _named_order(kind: str, op: Mapping[str, Any], t: _Trial) -> str | None:
+    """An order the task names: read first, except that the agent may skip verifying it."""
+    oid: str | None = op["order_id"]
+    # A refund needs the order's amounts, so only a cancel or an address change may skip
+    # reading the order first.
+    skip = t.chance(t.p.skip_verify)
+    if kind == "refund" or not skip:
+        t.get_order(str(oid))
+    return oid
+
+
+def _selected_order(
+    kind: str, op: Mapping[str, Any], intent: Mapping[str, Any], t: _Trial
+) -> tuple[str | None, str | None]:
+    """An order the agent selects from the customer's description, and a note if it gave up.
+
+    With a status slip it may select an order in the wrong status and write to it; when the
+    shop refuses, half the time it selects again by status, else it gives up on the operation.
+    """
+    slip = t.chance(t.p.status_slip)
+    oid = t.select(intent["email"], op["select"], ignore_status=slip)
+    if not slip or oid is None or t.orders[oid]["status"] == op["select"]["status"]:
+        return oid, None
+    step = t.call(*_write(kind, oid, op, t, slip_amount=False))
+    if step.failed and t.chance(0.5):
+        return t.select(intent["email"], op["select"], ignore_status=False), None
+    return None, f"could not {kind} {oid}"
 
 
 def _write(

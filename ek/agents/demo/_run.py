@@ -567,6 +567,12 @@ def add_demo_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     p.add_argument("--no-plots", action="store_true", help="do not write the plots")
     p.add_argument("--resume", action="store_true", help="resume the existing trial stores")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--judged",
+        action="store_true",
+        help="also run the judged variant: a scripted judge with known errors decides success, "
+        "people label 60 trials of each agent; raw vs corrected success and the gate on each",
+    )
     return p
 
 
@@ -589,6 +595,10 @@ def demo_command(args: argparse.Namespace) -> int:
         resume=args.resume,
         progress=not args.quiet,
     )
+    if getattr(args, "judged", False):
+        from ._judged import run_judged_demo
+
+        run_judged_demo(args.folder, k=args.k, seed=args.seed)
     return 0
 
 

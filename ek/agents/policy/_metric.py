@@ -139,6 +139,11 @@ class PolicyMetric:
         n = _sum(scores, "n", 1.0)
         return math.nan if n == 0 or math.isnan(total) else total / n
 
+    def figures(self, scores: Sequence[Score]) -> dict[str, Any]:
+        """The violation rate and the near-miss share beside the aggregate
+        (:func:`policy_figures`; ``ek-agents report`` prints them under the metric)."""
+        return policy_figures(scores)
+
     def __repr__(self) -> str:
         return f"PolicyMetric({len(self.policies)} rule(s), check={_label(self.check)!r})"
 

@@ -442,8 +442,6 @@ def summary_lines(verdicts: Sequence[TestVerdict]) -> list[str]:
         t.py::test_a       4   4  1.000 [0.510, 1.000]  pass^4 1.000  every trial passes  passed
         1 ek test(s) (1 passed); 4 trials, 4 passed: success 1.000 [0.510, 1.000] (95% Wilson)
     """
-    from ek.stats import wilson_interval
-
     metric_names = sorted({m for v in verdicts for m in v.metrics})
     with_cost = any(v.cost_of_pass is not None for v in verdicts)
     confs = {v.spec.confidence for v in verdicts}
@@ -452,14 +450,24 @@ def summary_lines(verdicts: Sequence[TestVerdict]) -> list[str]:
     head += ["$/success"] if with_cost else []
     head += [*metric_names, "criterion", "outcome"]
     rows = [head, *(_row(v, metric_names, with_cost) for v in verdicts)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    right = {1, 2}
-    lines = [
+    return [*_aligned(rows, right={1, 2}), _pooled_line(verdicts)]
+
+
+def _aligned(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
+    """The rows as text columns, each as wide as its widest cell (``right``: right-aligned)."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [
         "  ".join(
             c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))
         ).rstrip()
         for r in rows
     ]
+
+
+def _pooled_line(verdicts: Sequence[TestVerdict]) -> str:
+    """The session's last line: the tests by outcome and the pooled success rate (Wilson)."""
+    from ek.stats import wilson_interval
+
     n = sum(v.n for v in verdicts)
     c = sum(v.successes for v in verdicts)
     outcomes = [v.outcome for v in verdicts]
@@ -467,8 +475,7 @@ def summary_lines(verdicts: Sequence[TestVerdict]) -> list[str]:
     counts = ", ".join(
         f"{outcomes.count(o)} {o}" for o in ("passed", "failed", "skipped") if o in outcomes
     )
-    lines.append(
+    return (
         f"{len(verdicts)} ek test(s) ({counts}); {n} trials, {c} passed: success "
         f"{_fmt(iv.point)} [{_fmt(iv.low)}, {_fmt(iv.high)}] (95% Wilson)"
     )
-    return lines
