@@ -109,7 +109,8 @@ _OUTPUT_FILES = (
 
 def demo_metrics() -> list[Any]:
     """The metrics the demo scores every trial with: Cost-of-Pass (lower is better, so the gate
-    checks that the candidate is not dearer per success), tool calls and trajectory."""
+    checks that the candidate is not dearer per success), tool calls, trajectory and the shop's
+    policies (the tools' rules: an order looked up before it is refunded or cancelled)."""
     from ek.agents.metrics import CostPerSuccessMetric
 
     out: list[Any] = [CostPerSuccessMetric(check=replayed_state_match, prices=DEMO_PRICES)]
@@ -125,6 +126,9 @@ def demo_metrics() -> list[Any]:
         out.append(TrajectoryMetric())
     except ImportError:  # pragma: no cover - every release ships it
         pass
+    from ek.agents.policy import PolicyMetric
+
+    out.append(PolicyMetric())
     return out
 
 
@@ -247,6 +251,8 @@ def format_run(title: str, res: Any) -> str:
             + " · ".join(f"{n} {_pct(res.metrics[n])}" for n in names)
             + "  (corpus aggregates: ratios of sums)"
         )
+    if "policy" in res.scores:
+        lines.append(_policy_line(res.scores["policy"]))
     head = (
         f"   {'slice':<8}{'tasks':>6}{'success [' + str(conf) + '% CI]':>26}{'pass^' + str(kk):>9}"
     )
@@ -265,6 +271,18 @@ def format_run(title: str, res: Any) -> str:
     for w in rel.warnings:
         out.append(f"   warning: {w}")
     return "\n".join(out)
+
+
+def _policy_line(scores: Sequence[Any]) -> str:
+    """The policy metric's violations and near-misses (successes that broke a policy)."""
+    from ek.agents.policy import policy_figures
+
+    f = policy_figures(scores)
+    return (
+        f"   policy         {f['violated']:.0f} of {f['n']:.0f} episodes broke a policy; "
+        f"near-misses {f['near_misses']:.0f} of {f['successes']:.0f} successes "
+        "(right final state, a write without the order's look-up)"
+    )
 
 
 def format_gate(gate: Any) -> str:

@@ -35,6 +35,7 @@ from typing import Any
 from ek._validate import short_repr
 from ek.agents._episode import Step, Trajectory
 from ek.agents._spec import ToolSpec
+from ek.agents.policy import Order
 from ek.base import is_episode
 from ek.registry import register
 
@@ -150,9 +151,24 @@ _SCHEMAS: dict[str, tuple[str, dict[str, Any], bool, dict[str, float]]] = {
     ),
 }
 
-#: The tools of the world as :class:`~ek.agents.base.ToolSpec` s (their cost grammar).
+#: The shop's policies, carried by its destructive tools (:mod:`ek.agents.policy`): an order is
+#: looked up before it is refunded or cancelled. A write without the look-up can leave the
+#: right database (a near-miss): the final-state check cannot see it, ``PolicyMetric`` does.
+_POLICIES: dict[str, tuple[Order, ...]] = {
+    tool: (Order("get_order", tool, same=("order_id",), name=f"get_order before {tool}"),)
+    for tool in ("cancel_order", "refund_order")
+}
+
+#: The tools of the world as :class:`~ek.agents.base.ToolSpec` s (their cost grammar and policies).
 TOOLS: tuple[ToolSpec, ...] = tuple(
-    ToolSpec(name, parameters=params, destructive=destr, importance=imp, description=desc)
+    ToolSpec(
+        name,
+        parameters=params,
+        destructive=destr,
+        importance=imp,
+        description=desc,
+        policies=_POLICIES.get(name, ()),
+    )
     for name, (desc, params, destr, imp) in _SCHEMAS.items()
 )
 
