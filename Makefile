@@ -12,7 +12,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export DEEPEVAL_TELEMETRY_OPT_OUT := 1
 export RAGAS_DO_NOT_TRACK := true
 
-.PHONY: help venv install install-core test lint typecheck pytest test-core demo bench constraints clean \
+.PHONY: view-screenshots help venv install install-core test lint typecheck pytest test-core demo bench constraints clean \
 	traces-fixtures test-hosts
 
 help:
@@ -22,6 +22,7 @@ help:
 	@echo "make test-core    build .venv-core with the core alone (.[test], no extra) and run"
 	@echo "                  the tests and doctests there (tests needing an extra skip)"
 	@echo "make bench        run every benchmark script in bench/"
+	@echo "make view-screenshots  regenerate docs/view-*.png (the demo's ek-agents view)"
 	@echo "make test-hosts   each adapter's tests and example against the oldest and newest"
 	@echo "                  supported host release, one venv each under .venv-hosts/"
 	@echo "make constraints  re-resolve requirements/constraints.txt with uv"
@@ -109,6 +110,11 @@ demo: $(STAMP_DEMO)
 
 bench: install
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+# The README's screenshots of `ek-agents view` (the demo's page; headless Chromium from the
+# operating system's package: apt-get install chromium).
+view-screenshots: install
+	$(BIN)/python tools/view_screenshot.py
 
 # Re-resolve the pinned constraints with a real resolver (plain pip backtracks for many minutes).
 constraints: $(BIN)/python

@@ -3,8 +3,8 @@
 Runs the demo (k = 5, no Inspect part, no plots) in a temporary folder, writes the candidate's
 page compared with the baseline (what ``ek-agents demo`` writes as ``view.html``), opens it in
 headless Chromium (the operating system's package, through Playwright) and saves two PNGs:
-``docs/view-summary.png`` (the top of the page) and ``docs/view-trial.png`` (the first failed
-trial of the first task that failed, expanded).
+``docs/view-summary.png`` (the headline) and ``docs/view-trial.png`` (a failed trial of the
+first hard refund task that failed, expanded: its steps, alignment and tool-call rows, down to its scores).
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ def main() -> int:
             browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto("file://" + os.path.abspath(page_path))
-            page.locator("#headline").scroll_into_view_if_needed()
-            page.screenshot(path=os.path.join(ROOT, "docs", "view-summary.png"))
+            page.locator("#headline").screenshot(
+                path=os.path.join(ROOT, "docs", "view-summary.png")
+            )
             page.fill("#task-search", "refund-hard")
             page.check("#only-failed")
             group = page.locator("#tasks > tbody:not([hidden])").first
@@ -49,9 +50,15 @@ def main() -> int:
             with_steps = failed.filter(has_not_text=" 0 steps")
             trial = (with_steps if with_steps.count() else failed).first
             trial.locator("summary").click()
-            trial.locator("h3:has-text('Trajectory alignment')").first.scroll_into_view_if_needed()
-            trial.locator("summary").scroll_into_view_if_needed()
-            page.screenshot(path=os.path.join(ROOT, "docs", "view-trial.png"))
+            # the trial from its summary down to its scores (its input, output and final
+            # state below are cut)
+            box = "e => { const r = e.getBoundingClientRect(); return [r.left, r.top + scrollY, r.width]; }"
+            x, y, width = trial.evaluate(box)
+            end = trial.locator("h3:has-text('Scores')").evaluate(box)[1]
+            clip = {"x": x, "y": y, "width": width, "height": end - y}
+            page.screenshot(
+                path=os.path.join(ROOT, "docs", "view-trial.png"), full_page=True, clip=clip
+            )
             browser.close()
     print("wrote docs/view-summary.png and docs/view-trial.png")
     return 0

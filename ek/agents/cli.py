@@ -11,6 +11,8 @@ Subcommands live in a table (:data:`SUBCOMMANDS`); add one with :func:`add_subco
   above); the other method is shown beside where it was computed. RUN is a trial store, a
   baseline or an Inspect log (whose ek metric scores are read from the samples;
   ``--success-scorer`` names the scorer that decides success, e.g. Inspect's ``match``).
+* ``ek-agents view RUN [--compare RUN2] [-o FILE.html]``: one self-contained HTML page of
+  a run and its trials, opened from ``file://`` with no network (:mod:`ek.agents.view`).
 * ``ek-agents demo [FOLDER] [-k K]``: the embedded demo suite end to end (see
   :mod:`ek.agents.demo._run`).
 * ``ek-agents report RUN --plot FILE [--compare RUN ...]``: also draw pass^k against k and
@@ -283,6 +285,9 @@ def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
     from ._resample import MetricSample, by_method
 
     out = {"value": m.value, "higher_is_better": m.higher_is_better, "n": m.n_scores}
+    figures = _metric_figures(m)
+    if figures:
+        out["figures"] = figures
     sample = MetricSample(m.aggregated_as, {t: ss for t, ss in m.scores.items() if ss})
     method = choose_interval(args.interval, len(sample.ids))
     if not sample.ids or (not sample.summed and method == "clustered"):
@@ -294,6 +299,21 @@ def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
         partial(sample.bootstrap, args.confidence, 2000, seed),
     )
     return {**out, "interval": iv.to_dict(), "cross_check": other.to_dict() if other else None}
+
+
+def _metric_figures(m: Any) -> dict[str, float] | None:
+    """The figures a metric reports beside its aggregate (its ``figures(scores)``, e.g. the
+    policy metric's violation rate and near-misses), from the per-task Scores the run kept."""
+    from ek.registry import UnknownNameError, resolve
+
+    try:
+        figures = getattr(resolve("metrics", m.aggregated_as), "figures", None)
+        if not callable(figures):
+            return None
+        found = figures([s for ss in m.scores.values() for s in ss])
+        return {k: float(v) for k, v in found.items()}
+    except (UnknownNameError, TypeError, ValueError):  # scores of another metric by that name
+        return None
 
 
 def _beyond_data(s: Any, counts: Mapping[str, Any], confidence: float) -> dict[str, Any]:
@@ -398,6 +418,19 @@ def _print_metrics(metrics: Mapping[str, Any], w: Callable[[str], Any]) -> None:
         span = f"[{_num(iv['low'])}, {_num(iv['high'])}] {_kind(iv)}" if iv else ""
         beside = f"; {_kind(other)} [{_num(other['low'])}, {_num(other['high'])}]" if other else ""
         w(f"  {name:<24} {_num(m['value']):>10}  {span}{beside}  ({better} is better)\n")
+        if m.get("figures"):
+            w(_figures_line(m["figures"]))
+
+
+def _figures_line(f: Mapping[str, float]) -> str:
+    """The policy metric's figures: violations per trial, near-misses among the successes."""
+    if "near_miss_share" not in f:
+        return "    " + "  ".join(f"{k} {_num(v)}" for k, v in f.items()) + "\n"
+    return (
+        f"    violation rate {_num(f['violation_rate'])} ({f['violated']:.0f}/{f['n']:.0f} trials)"
+        f"  near-misses {_num(f['near_miss_share'])} ({f['near_misses']:.0f} of "
+        f"{f['successes']:.0f} successes broke a policy)\n"
+    )
 
 
 def _kind(iv: Mapping[str, Any]) -> str:
@@ -778,6 +811,37 @@ add_subcommand(
         "run the embedded retail demo offline: two agents, report, gate, Inspect run, plots",
         _configure_demo,
         _run_demo,
+    )
+)
+
+
+# ----------------------------------------------------------------------------- view
+# `ek-agents view RUN [--compare RUN2] [-o FILE.html]`: one self-contained HTML page of a run
+# (ek.agents.view, imported on use).
+
+
+def _configure_view(p: argparse.ArgumentParser) -> None:
+    from .traces._summary import add_trace_arguments
+    from .view import add_view_arguments
+
+    add_view_arguments(p)
+    add_trace_arguments(p)
+
+
+def _run_view(args: argparse.Namespace) -> int:
+    from .traces._summary import trace_options
+    from .view import view_command
+
+    return view_command(args, trace_options(args))
+
+
+add_subcommand(
+    Subcommand(
+        "view",
+        "write one offline HTML page of a run: provenance, headline, tasks, every trial, "
+        "and a comparison with --compare",
+        _configure_view,
+        _run_view,
     )
 )
 

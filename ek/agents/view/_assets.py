@@ -135,6 +135,10 @@ SCRIPT = r"""
       steps(box, tr);
       tr.alignments.forEach(function (a) { alignment(box, a); });
       tr.calls.forEach(function (c) { calls(box, c); });
+      tr.tables.forEach(function (t) {
+        section(box, t.title);
+        box.appendChild(table(t.head, t.rows.map(function (r) { return r.map(longText); })));
+      });
       section(box, "Scores");
       box.appendChild(table(["metric", "value", "passed", "reason"], tr.scores.map(function (x) {
         return [x.name, x.value, x.passed, longText(x.reason)];

@@ -134,6 +134,29 @@ def _calls(name: str, sc: Score) -> dict[str, Any] | None:
     return {"metric": name, "reason": text(det.get("reason")), "rows": rows}
 
 
+def _row_lists(name: str, sc: Score) -> list[dict[str, Any]]:
+    """Every other list of records a Score's detail holds (a policy's violations, a
+    simulator's attribution, a judge's verdicts): one table each, a column per key."""
+    out = []
+    for key, rows in sc.detail.items():
+        if key in ("alignment", *_CALL_ROWS) or isinstance(rows, (str, bytes)):
+            continue
+        if not isinstance(rows, Sequence) or not rows:
+            continue
+        records = [r for r in rows if isinstance(r, Mapping)]
+        if not records:
+            continue
+        head = list(dict.fromkeys(str(k) for r in records for k in r))
+        out.append(
+            {
+                "title": f"{name}: {key}",
+                "head": head,
+                "rows": [[text(r.get(h)) for h in head] for r in records],
+            }
+        )
+    return out
+
+
 def _score_row(name: str, sc: Score) -> dict[str, Any]:
     v = sc.value
     return {
@@ -177,6 +200,7 @@ def trial_payload(trial: Trial, price: Any) -> dict[str, Any]:
         "alignments": [a for n, sc in scores if (a := _alignment(n, sc)) is not None],
         "calls": [c for n, sc in scores if (c := _calls(n, sc)) is not None],
         "scores": [_score_row(n, sc) for n, sc in scores],
+        "tables": [t for n, sc in scores for t in _row_lists(n, sc)],
         "input": text(ep.input),
         "output": text(ep.output),
         "final_state": text(ep.final_state),
