@@ -753,10 +753,8 @@ def _robustness_checks(g: _Setup) -> list[GateCheck]:
         return []
     out = []
     for kind in sorted(set(cf) & set(bf)):
-        cc = [cf[kind][t] for t in g.cur if t in cf[kind]]
-        bb = [bf[kind][t] for t in g.base if t in bf[kind]]
-        nc, c1 = sum(n for n, _ in cc), sum(c for _, c in cc)
-        nb, c2 = sum(n for n, _ in bb), sum(c for _, c in bb)
+        nc, c1 = _fault_tally(cf[kind], g.cur)
+        nb, c2 = _fault_tally(bf[kind], g.base)
         if not nc or not nb:
             continue
         iv = newcombe_difference(c1, nc, c2, nb, g.confidence)
@@ -764,6 +762,12 @@ def _robustness_checks(g: _Setup) -> list[GateCheck]:
         name = f"success_rate[fault={kind}]"
         out.append(g.verdict(name, "robustness", iv, (c1 / nc, c2 / nb), True, det))
     return out
+
+
+def _fault_tally(counts: Mapping[str, tuple[int, int]], tasks: Iterable[str]) -> tuple[int, int]:
+    """The trials and successes under one fault, summed over ``tasks`` (those it ran)."""
+    rows = [counts[t] for t in tasks if t in counts]
+    return sum(n for n, _ in rows), sum(c for _, c in rows)
 
 
 #: The gate's checks, each independent of the others: ``check(setup) -> [GateCheck, ...]``.

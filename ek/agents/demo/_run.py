@@ -44,7 +44,7 @@ import shutil
 import sys
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -253,11 +253,20 @@ def format_run(title: str, res: Any) -> str:
         )
     if "policy" in res.scores:
         lines.append(_policy_line(res.scores["policy"]))
+    lines += _slice_table(res, names, conf, kk)
+    for w in rel.warnings:
+        lines.append(f"   warning: {w}")
+    return "\n".join(lines)
+
+
+def _slice_table(res: Any, names: Sequence[str], conf: int, kk: int) -> list[str]:
+    """The per-slice rows of :func:`format_run` (the named slices first, then the rest)."""
+    rel = res.reliability
     head = (
         f"   {'slice':<8}{'tasks':>6}{'success [' + str(conf) + '% CI]':>26}{'pass^' + str(kk):>9}"
     )
     head += "".join(f"{n:>12}" for n in names) + f"{'$/success':>12}"
-    lines += ["   per slice:", head]
+    lines = ["   per slice:", head]
     preferred = [s for s in ("easy", "hard", "refund", "lookup") if s in res.slices]
     for sname in preferred + sorted(set(res.slices) - set(preferred)):
         sl, srel = res.slices[sname], rel.slices.get(sname)
@@ -267,10 +276,7 @@ def format_run(title: str, res: Any) -> str:
         row += "".join(f"{_pct(sl.metrics.get(n, math.nan)):>12}" for n in names)
         row += f"{_money(sl.cost.cost_of_pass):>12}"
         lines.append(row)
-    out = lines
-    for w in rel.warnings:
-        out.append(f"   warning: {w}")
-    return "\n".join(out)
+    return lines
 
 
 def _policy_line(scores: Sequence[Any]) -> str:
@@ -355,7 +361,6 @@ def run_demo(
         concurrency: Trials in flight at once.
     """
     from ek.agents.harness import agent_regression_gate, load_agent_baseline, save_agent_baseline
-    from ek.agents.suite import run_suite
     from ek.jsonio import write_json_atomic
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -363,13 +368,7 @@ def run_demo(
     out = sys.stdout if stream is None else stream
     t0 = time.perf_counter()
     root = os.path.abspath(os.fspath(folder))
-    os.makedirs(root, exist_ok=True)
-    if not resume:
-        for name in _OUTPUT_FILES:
-            p = os.path.join(root, name)
-            if os.path.exists(p):
-                os.remove(p)
-        shutil.rmtree(os.path.join(root, "inspect"), ignore_errors=True)
+    _prepare_folder(root, resume)
     text: list[str] = []
 
     def emit(s: str = "") -> None:
@@ -378,41 +377,18 @@ def run_demo(
         out.flush()
 
     tasks = load_tasks()
-    emit(f"ek-agents demo: {len(tasks)} tasks of the embedded retail suite ({SUITE_VERSION})")
-    emit(
-        "  slices: refund (destructive: refunds, cancellations) / lookup (find the order, "
-        "change its address); tags easy / hard"
-    )
-    emit("  success = the database after the agent's calls equals the gold state (replayed)")
-    emit("  price table (USD per million tokens; " + _PRICE_NOTE + "):")
-    for m, mp in DEMO_PRICES.items():
-        emit(
-            f"    {m:<11} input {(mp.input or 0) * 1e6:.2f} · cache read "
-            f"{(mp.cache_read or 0) * 1e6:.2f} · output {(mp.output or 0) * 1e6:.2f}"
-        )
-    emit(f"  run folder: {root}")
-    emit()
-
+    _emit_intro(emit, len(tasks), root)
     results = {}
-    bar_stream = sys.stderr
     for agent in (baseline_agent(), candidate_agent()):
-        store = os.path.join(root, f"{agent.name}.trials.jsonl")
-        bar = ProgressBar(agent.name, stream=bar_stream) if progress else None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # reported through rel.warnings instead
-            res = run_suite(
-                agent,
-                tasks,
-                k=k,
-                check=replayed_state_match,
-                metrics=demo_metrics(),
-                prices=DEMO_PRICES,
-                run=_provenance(agent, seed),
-                concurrency=concurrency,
-                store=store,
-                progress=bar,
-                faults=DEMO_FAULTS,
-            )
+        res = _run_agent(
+            agent,
+            tasks,
+            os.path.join(root, f"{agent.name}.trials.jsonl"),
+            k=k,
+            seed=seed,
+            concurrency=concurrency,
+            progress=progress,
+        )
         results[agent.name] = res
         emit(format_run(f"{agent.name} ({agent.tokens.model})", res))
         emit()
@@ -430,48 +406,10 @@ def run_demo(
     emit(format_reliability(results))
     emit()
 
-    insp: Mapping[str, Any] | None = None
-    note = ""
-    want_inspect = _importable("inspect_ai") if inspect is None else inspect
-    if want_inspect:
-        try:  # the Inspect part lives in the adapter: the core never imports inspect_ai
-            from ek.adapters.inspect.demo import run_inspect_demo
-        except ImportError as e:
-            if inspect:
-                raise
-            note = f"Inspect part skipped: {str(e).splitlines()[0] if str(e) else repr(e)}"
-        else:
-            insp = run_inspect_demo(
-                os.path.join(root, "inspect"),
-                k=max(1, min(k, inspect_epochs)),
-                seed=seed,
-                reference=results["baseline"],
-            )
-            emit(str(insp["report"]))
-            emit()
-    elif inspect is False:
-        note = "Inspect part skipped (--no-inspect)"
-    else:
-        note = "Inspect part skipped: inspect-ai is not installed (pip install ek-agents[inspect])"
-    if note:
-        emit(note)
-        emit()
-
-    written: list[str] = []
-    want_plots = _importable("matplotlib") if plots is None else plots
-    if want_plots:
-        from ek.agents.plots import plot_cost_success, plot_pass_hat_k, plot_run
-
-        runs = [
-            plot_run(results["baseline"], "baseline (demo-large)"),
-            plot_run(results["candidate"], "candidate (demo-small)"),
-        ]
-        written.append(plot_pass_hat_k(runs, os.path.join(root, "pass_hat_k.png")))
-        written.append(plot_cost_success(runs, os.path.join(root, "cost_vs_success.png")))
-        written.extend(_reliability_plots(root, runs, results))
-        emit("plots: " + ", ".join(_show(p) for p in written))
-    else:
-        emit("plots skipped: matplotlib is not installed (pip install ek-agents[plot])")
+    insp, note = _inspect_part(
+        emit, root, inspect, k=k, epochs=inspect_epochs, seed=seed, reference=results["baseline"]
+    )
+    written = _plots_part(emit, root, plots, results)
     emit(f"done in {time.perf_counter() - t0:.1f}s; everything is in {root}")
     report = "\n".join(text) + "\n"
     with open(os.path.join(root, "report.txt"), "w", encoding="utf-8") as fh:
@@ -493,6 +431,129 @@ def run_demo(
             "report": os.path.join(root, "report.txt"),
         },
     )
+
+
+def _prepare_folder(root: str, resume: bool) -> None:
+    """Create the run folder; unless resuming, remove the demo's own files from an earlier run."""
+    os.makedirs(root, exist_ok=True)
+    if resume:
+        return
+    for name in _OUTPUT_FILES:
+        p = os.path.join(root, name)
+        if os.path.exists(p):
+            os.remove(p)
+    shutil.rmtree(os.path.join(root, "inspect"), ignore_errors=True)
+
+
+def _emit_intro(emit: Callable[[str], None], n_tasks: int, root: str) -> None:
+    """The report's opening: the suite, how success is decided, the price table, the folder."""
+    emit(f"ek-agents demo: {n_tasks} tasks of the embedded retail suite ({SUITE_VERSION})")
+    emit(
+        "  slices: refund (destructive: refunds, cancellations) / lookup (find the order, "
+        "change its address); tags easy / hard"
+    )
+    emit("  success = the database after the agent's calls equals the gold state (replayed)")
+    emit("  price table (USD per million tokens; " + _PRICE_NOTE + "):")
+    for m, mp in DEMO_PRICES.items():
+        emit(
+            f"    {m:<11} input {(mp.input or 0) * 1e6:.2f} · cache read "
+            f"{(mp.cache_read or 0) * 1e6:.2f} · output {(mp.output or 0) * 1e6:.2f}"
+        )
+    emit(f"  run folder: {root}")
+    emit("")
+
+
+def _run_agent(
+    agent: ScriptedAgent,
+    tasks: Sequence[Any],
+    store: str,
+    *,
+    k: int,
+    seed: int,
+    concurrency: int,
+    progress: bool,
+) -> Any:
+    """One agent's suite run into its trial store (resumed when the store holds trials)."""
+    from ek.agents.suite import run_suite
+
+    bar = ProgressBar(agent.name, stream=sys.stderr) if progress else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # reported through rel.warnings instead
+        return run_suite(
+            agent,
+            tasks,
+            k=k,
+            check=replayed_state_match,
+            metrics=demo_metrics(),
+            prices=DEMO_PRICES,
+            run=_provenance(agent, seed),
+            concurrency=concurrency,
+            store=store,
+            progress=bar,
+            faults=DEMO_FAULTS,
+        )
+
+
+def _inspect_part(
+    emit: Callable[[str], None],
+    root: str,
+    inspect: bool | None,
+    *,
+    k: int,
+    epochs: int,
+    seed: int,
+    reference: Any,
+) -> tuple[Mapping[str, Any] | None, str]:
+    """The Inspect AI run when wanted and possible: its summary, and a note when it was skipped."""
+    insp: Mapping[str, Any] | None = None
+    note = ""
+    want_inspect = _importable("inspect_ai") if inspect is None else inspect
+    if want_inspect:
+        try:  # the Inspect part lives in the adapter: the core never imports inspect_ai
+            from ek.adapters.inspect.demo import run_inspect_demo
+        except ImportError as e:
+            if inspect:
+                raise
+            note = f"Inspect part skipped: {str(e).splitlines()[0] if str(e) else repr(e)}"
+        else:
+            insp = run_inspect_demo(
+                os.path.join(root, "inspect"),
+                k=max(1, min(k, epochs)),
+                seed=seed,
+                reference=reference,
+            )
+            emit(str(insp["report"]))
+            emit("")
+    elif inspect is False:
+        note = "Inspect part skipped (--no-inspect)"
+    else:
+        note = "Inspect part skipped: inspect-ai is not installed (pip install ek-agents[inspect])"
+    if note:
+        emit(note)
+        emit("")
+    return insp, note
+
+
+def _plots_part(
+    emit: Callable[[str], None], root: str, plots: bool | None, results: Mapping[str, Any]
+) -> list[str]:
+    """The plots when wanted and possible (``matplotlib``): the files written."""
+    written: list[str] = []
+    want_plots = _importable("matplotlib") if plots is None else plots
+    if not want_plots:
+        emit("plots skipped: matplotlib is not installed (pip install ek-agents[plot])")
+        return written
+    from ek.agents.plots import plot_cost_success, plot_pass_hat_k, plot_run
+
+    runs = [
+        plot_run(results["baseline"], "baseline (demo-large)"),
+        plot_run(results["candidate"], "candidate (demo-small)"),
+    ]
+    written.append(plot_pass_hat_k(runs, os.path.join(root, "pass_hat_k.png")))
+    written.append(plot_cost_success(runs, os.path.join(root, "cost_vs_success.png")))
+    written.extend(_reliability_plots(root, runs, results))
+    emit("plots: " + ", ".join(_show(p) for p in written))
+    return written
 
 
 def _reliability_plots(root: str, runs: Sequence[Any], results: Mapping[str, Any]) -> list[str]:
