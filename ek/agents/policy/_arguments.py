@@ -138,9 +138,13 @@ class Observed(Rule):
         return f"{self.tool}.{self.arg} {self.op} {self.source} {where}"
 
     def check(self, record: Record) -> tuple[Violation, ...]:
-        return self.at_each_call(
-            record, self.tool, lambda i, step: self._broken(i, step, record.steps[:i])
-        )
+        out = []
+        for i, step in enumerate(record.steps):
+            if step.tool == self.tool:
+                reason = self._broken(i, step, record.steps[:i])
+                if reason:
+                    out.append(self.violation(i, reason))
+        return tuple(out)
 
     def _broken(self, i: int, step: Step, prior: tuple[Step, ...]) -> str | None:
         head = f"{self.tool} at step {i}"
@@ -211,15 +215,19 @@ class UserNamed(Rule):
         return f"user named {self.tool}.{self.arg}"
 
     def check(self, record: Record) -> tuple[Violation, ...]:
-        return self.at_each_call(record, self.tool, lambda i, step: self._unnamed(record, i, step))
-
-    def _unnamed(self, record: Record, i: int, step: Step) -> str | None:
-        if self.arg not in step.args:
-            return f"{self.tool} at step {i}: no argument {self.arg!r}"
-        value = step.args[self.arg]
-        text = (value if isinstance(value, str) else json.dumps(value)).casefold()
-        said = [t.text.casefold() for t in record.before(i) if t.role == "user"]
-        if text and any(text in s for s in said):
-            return None
-        why = f"{self.arg} {short_repr(value, 40)} was not named by the user before the call"
-        return f"{self.tool} at step {i}: {why}"
+        out = []
+        for i, step in enumerate(record.steps):
+            if step.tool != self.tool:
+                continue
+            if self.arg not in step.args:
+                out.append(self.violation(i, f"{self.tool} at step {i}: no argument {self.arg!r}"))
+                continue
+            value = step.args[self.arg]
+            text = (value if isinstance(value, str) else json.dumps(value)).casefold()
+            said = [t.text.casefold() for t in record.before(i) if t.role == "user"]
+            if not text or not any(text in s for s in said):
+                why = (
+                    f"{self.arg} {short_repr(value, 40)} was not named by the user before the call"
+                )
+                out.append(self.violation(i, f"{self.tool} at step {i}: {why}"))
+        return tuple(out)

@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import KW_ONLY, MISSING, Field, dataclass, fields
 from typing import Any, ClassVar
 
@@ -118,17 +118,6 @@ class Rule:
     def violation(self, step: int | None, reason: str) -> Violation:
         """A violation of this rule at ``step``."""
         return Violation(self.label, step, reason, self.severity)
-
-    def at_each_call(
-        self, record: Record, tool: str, why: Callable[[int, Step], str | None]
-    ) -> tuple[Violation, ...]:
-        """A violation at every call of ``tool`` for which ``why(index, step)`` gives a reason."""
-        out = []
-        for i, step in enumerate(record.steps):
-            reason = why(i, step) if step.tool == tool else None
-            if reason:
-                out.append(self.violation(i, reason))
-        return tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: ``kind`` and every field that is not at its default."""

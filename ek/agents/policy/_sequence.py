@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ek._validate import nonempty_str, short_repr
-from ek.agents.base import Step
 
 from ._record import Record, Turn
 from ._rule import Rule, Violation, str_tuple, tool_name
@@ -63,14 +62,13 @@ class Order(Rule):
         return f"{self.first} before {self.then}"
 
     def check(self, record: Record) -> tuple[Violation, ...]:
-        return self.at_each_call(
-            record, self.then, lambda i, step: self._unguarded(record, i, step)
-        )
-
-    def _unguarded(self, record: Record, i: int, step: Step) -> str | None:
-        if any(self._guards(prior, step) for prior in record.steps[:i]):
-            return None
-        return self._reason(i, step.args)
+        out = []
+        for i, step in enumerate(record.steps):
+            if step.tool != self.then:
+                continue
+            if not any(self._guards(prior, step) for prior in record.steps[:i]):
+                out.append(self.violation(i, self._reason(i, step.args)))
+        return tuple(out)
 
     def _guards(self, prior: Any, step: Any) -> bool:
         if prior.tool != self.first or prior.failed:
@@ -136,7 +134,13 @@ class Confirm(Rule):
         return f"user confirms {self.tool}"
 
     def check(self, record: Record) -> tuple[Violation, ...]:
-        return self.at_each_call(record, self.tool, lambda i, _: self._missing(i, record.before(i)))
+        out = []
+        for i, step in enumerate(record.steps):
+            if step.tool == self.tool:
+                reason = self._missing(i, record.before(i))
+                if reason:
+                    out.append(self.violation(i, reason))
+        return tuple(out)
 
     def _missing(self, i: int, turns: tuple[Turn, ...]) -> str | None:
         """Why the call at step ``i`` lacks a confirmation, or ``None`` when it has one."""
