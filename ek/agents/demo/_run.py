@@ -53,6 +53,7 @@ from ek.agents._faults import Fault, FaultPlan
 from ek.agents.cost import ModelPrice, per_million
 
 from ._agents import ScriptedAgent, baseline_agent, candidate_agent
+from ._conversations import CONVERSATION_STORES, conversation_part
 from ._tasks import SUITE_VERSION, load_tasks
 from ._world import replayed_state_match
 
@@ -97,6 +98,7 @@ _FAULT_STORES = tuple(
 _OUTPUT_FILES = (
     *_STORE_FILES,
     *_FAULT_STORES,
+    *CONVERSATION_STORES,
     "baseline.json",
     "gate.json",
     "report.txt",
@@ -404,6 +406,8 @@ def run_demo(
     )
     emit()
     emit(format_reliability(results))
+    emit()
+    conversation_part(emit, root, k=k, seed=seed)
     emit()
 
     insp, note = _inspect_part(
