@@ -122,7 +122,7 @@ SUITES = (
         ("tests/test_pydantic_evals_adapter.py",),
         ("examples/pydantic_evals_example.py",),
         # the tests and the example drive a pydantic-ai agent of the same release
-        lambda version: [f"pydantic-ai-slim=={version}", "opentelemetry-sdk>=1.30"],
+        lambda version: [f"pydantic-ai-slim=={version}"],
     ),
 )
 
