@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("inspect_ai")
 
 from ek.agents.harness import load_run
-from ek.agents.policy import Order, UserNamed, policies_to_list
+from ek.agents.policy import Order, UserNamed, as_policies, policies_to_list
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +41,7 @@ def test_ek_policy_scorer_in_a_real_eval(tmp_path: Path) -> None:
     ]
     task = task_with(
         ex.refunds(degraded=True, epochs=2),
-        scorer=[ek_policy(policies_to_list(rules), check="final_state")],
+        scorer=[ek_policy(rules, check="final_state")],
         epochs=2,
     )
     [log] = eval(task, display="none", log_dir=str(tmp_path))
@@ -62,3 +62,8 @@ def test_ek_policy_scorer_in_a_real_eval(tmp_path: Path) -> None:
     assert metric is not None and metric.metrics["ek/ek_aggregate"].value == 0.75
     run = load_run(log.location)
     assert run.metrics["policy"].value == 0.75  # the report's and the gate's figure
+    # Inspect records the rule objects as dataclass dicts (their kind included): a re-score
+    # from the log rebuilds the same rules
+    recorded = log.eval.scorers[0].options["policies"]
+    assert as_policies(recorded) == tuple(rules)
+    assert as_policies(policies_to_list(rules)) == tuple(rules)

@@ -370,6 +370,13 @@ def test_every_rule_round_trips_as_json() -> None:
     }
 
 
+def test_a_rule_recorded_as_a_dataclass_dict_reads_back() -> None:
+    # hosts record arguments with dataclasses.asdict (Inspect's scorer options): kind included
+    from dataclasses import asdict
+
+    assert [rule_from_dict(json.loads(json.dumps(asdict(r)))) for r in ALL_RULES] == ALL_RULES
+
+
 @pytest.mark.parametrize(
     ("make", "error", "match"),
     [

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ek._validate import short_repr
@@ -113,7 +113,7 @@ class Observed(Rule):
         ()
     """
 
-    kind = "observed"
+    kind: str = field(default="observed", init=False, repr=False)
     tool: str
     arg: str
     op: str
@@ -138,13 +138,9 @@ class Observed(Rule):
         return f"{self.tool}.{self.arg} {self.op} {self.source} {where}"
 
     def check(self, record: Record) -> tuple[Violation, ...]:
-        out = []
-        for i, step in enumerate(record.steps):
-            if step.tool == self.tool:
-                reason = self._broken(i, step, record.steps[:i])
-                if reason:
-                    out.append(self.violation(i, reason))
-        return tuple(out)
+        return self.at_each_call(
+            record, self.tool, lambda i, step: self._broken(i, step, record.steps[:i])
+        )
 
     def _broken(self, i: int, step: Step, prior: tuple[Step, ...]) -> str | None:
         head = f"{self.tool} at step {i}"
@@ -202,7 +198,7 @@ class UserNamed(Rule):
         "cancel at step 0: id 'R9' was not named by the user before the call"
     """
 
-    kind = "user_named"
+    kind: str = field(default="user_named", init=False, repr=False)
     tool: str
     arg: str
 
@@ -215,19 +211,15 @@ class UserNamed(Rule):
         return f"user named {self.tool}.{self.arg}"
 
     def check(self, record: Record) -> tuple[Violation, ...]:
-        out = []
-        for i, step in enumerate(record.steps):
-            if step.tool != self.tool:
-                continue
-            if self.arg not in step.args:
-                out.append(self.violation(i, f"{self.tool} at step {i}: no argument {self.arg!r}"))
-                continue
-            value = step.args[self.arg]
-            text = (value if isinstance(value, str) else json.dumps(value)).casefold()
-            said = [t.text.casefold() for t in record.before(i) if t.role == "user"]
-            if not text or not any(text in s for s in said):
-                why = (
-                    f"{self.arg} {short_repr(value, 40)} was not named by the user before the call"
-                )
-                out.append(self.violation(i, f"{self.tool} at step {i}: {why}"))
-        return tuple(out)
+        return self.at_each_call(record, self.tool, lambda i, step: self._unnamed(record, i, step))
+
+    def _unnamed(self, record: Record, i: int, step: Step) -> str | None:
+        if self.arg not in step.args:
+            return f"{self.tool} at step {i}: no argument {self.arg!r}"
+        value = step.args[self.arg]
+        text = (value if isinstance(value, str) else json.dumps(value)).casefold()
+        said = [t.text.casefold() for t in record.before(i) if t.role == "user"]
+        if text and any(text in s for s in said):
+            return None
+        why = f"{self.arg} {short_repr(value, 40)} was not named by the user before the call"
+        return f"{self.tool} at step {i}: {why}"

@@ -41,7 +41,7 @@ class MaxCalls(Rule):
         name: See :class:`~ek.agents.policy.Rule`.
     """
 
-    kind = "max_calls"
+    kind: str = field(default="max_calls", init=False, repr=False)
     tool: str
     limit: int
     args: Mapping[str, Any] = field(default_factory=dict)
@@ -85,7 +85,7 @@ class Forbid(Rule):
         [(1, "transfer at step 1: forbidden (transfer with currency='BTC')")]
     """
 
-    kind = "forbid"
+    kind: str = field(default="forbid", init=False, repr=False)
     tool: str
     args: Mapping[str, Any] = field(default_factory=dict)
 

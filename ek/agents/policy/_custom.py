@@ -23,7 +23,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ek._validate import nonempty_str, short_repr
@@ -48,7 +48,7 @@ class Custom(Rule):
         UnknownNameError: ``func`` names no registered function.
     """
 
-    kind = "custom"
+    kind: str = field(default="custom", init=False, repr=False)
     func: str
 
     def __post_init__(self) -> None:

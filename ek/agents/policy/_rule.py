@@ -14,9 +14,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import KW_ONLY, MISSING, Field, dataclass, fields
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping
+from dataclasses import KW_ONLY, MISSING, Field, dataclass, field, fields
+from typing import Any
 
 from ek._validate import check_keys, check_mapping, finite, nonempty_str, plain_json, short_repr
 from ek.agents.base import Step
@@ -92,7 +92,9 @@ class Rule:
     :meth:`default_name`; their fields must be JSON data (or tuples of it).
     """
 
-    kind: ClassVar[str] = ""
+    #: The rule's name in ``to_dict`` (a field, so a host that records a rule as a dataclass
+    #: dict, as Inspect records a scorer's arguments, keeps it and the rule reads back).
+    kind: str = field(default="", init=False, repr=False)
     _: KW_ONLY
     severity: float = 1.0
     name: str | None = None
@@ -118,6 +120,17 @@ class Rule:
     def violation(self, step: int | None, reason: str) -> Violation:
         """A violation of this rule at ``step``."""
         return Violation(self.label, step, reason, self.severity)
+
+    def at_each_call(
+        self, record: Record, tool: str, why: Callable[[int, Step], str | None]
+    ) -> tuple[Violation, ...]:
+        """A violation at every call of ``tool`` for which ``why(index, step)`` gives a reason."""
+        out = []
+        for i, step in enumerate(record.steps):
+            reason = why(i, step) if step.tool == tool else None
+            if reason:
+                out.append(self.violation(i, reason))
+        return tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: ``kind`` and every field that is not at its default."""

@@ -12,10 +12,11 @@ Example:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ek._validate import nonempty_str, short_repr
+from ek.agents.base import Step
 
 from ._record import Record, Turn
 from ._rule import Rule, Violation, str_tuple, tool_name
@@ -47,7 +48,7 @@ class Order(Rule):
         'refund at step 0 before any successful verify_identity'
     """
 
-    kind = "order"
+    kind: str = field(default="order", init=False, repr=False)
     first: str
     then: str
     same: tuple[str, ...] = ()
@@ -62,13 +63,14 @@ class Order(Rule):
         return f"{self.first} before {self.then}"
 
     def check(self, record: Record) -> tuple[Violation, ...]:
-        out = []
-        for i, step in enumerate(record.steps):
-            if step.tool != self.then:
-                continue
-            if not any(self._guards(prior, step) for prior in record.steps[:i]):
-                out.append(self.violation(i, self._reason(i, step.args)))
-        return tuple(out)
+        return self.at_each_call(
+            record, self.then, lambda i, step: self._unguarded(record, i, step)
+        )
+
+    def _unguarded(self, record: Record, i: int, step: Step) -> str | None:
+        if any(self._guards(prior, step) for prior in record.steps[:i]):
+            return None
+        return self._reason(i, step.args)
 
     def _guards(self, prior: Any, step: Any) -> bool:
         if prior.tool != self.first or prior.failed:
@@ -116,7 +118,7 @@ class Confirm(Rule):
         "cancel at step 0: no user turn agreed after the agent's description 'Cancel R1?'"
     """
 
-    kind = "confirm"
+    kind: str = field(default="confirm", init=False, repr=False)
     tool: str
     agree: str = DEFAULT_AGREE
     describe: str | None = None
@@ -134,13 +136,7 @@ class Confirm(Rule):
         return f"user confirms {self.tool}"
 
     def check(self, record: Record) -> tuple[Violation, ...]:
-        out = []
-        for i, step in enumerate(record.steps):
-            if step.tool == self.tool:
-                reason = self._missing(i, record.before(i))
-                if reason:
-                    out.append(self.violation(i, reason))
-        return tuple(out)
+        return self.at_each_call(record, self.tool, lambda i, _: self._missing(i, record.before(i)))
 
     def _missing(self, i: int, turns: tuple[Turn, ...]) -> str | None:
         """Why the call at step ``i`` lacks a confirmation, or ``None`` when it has one."""
