@@ -106,7 +106,9 @@ $(STAMP_DEMO): $(BIN)/python pyproject.toml $(CONSTRAINTS)
 
 demo: $(STAMP_DEMO)
 	$(BIN)/ek-agents demo $(DEMO_DIR)
-	@echo "the same agents as pytest tests (5 trials a test, one verdict from pass^2): $(BIN)/python -m pytest examples/test_agent_with_pytest.py"
+	@echo "the same agents as pytest tests (5 trials a test, one verdict from pass^2; pytest is not in .[inspect,plot]: $(PIP) install pytest):"
+	@echo "  $(BIN)/python -m pytest examples/test_agent_with_pytest.py"
+	@echo "  expect 75 passed, 15 failed (exit 1), by design: both agents are flaky on hard refunds; each failure lists its failed trials with ek's reasons"
 
 bench: install
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -15,13 +15,15 @@ pytest reports **one** outcome for it, from a reliability criterion::
 The criterion (:mod:`ek.agents.pytest_plugin._spec`): every trial passes (the default), pass^k at least
 a threshold (tau-bench's estimator), or the lower end of the Wilson interval of the success rate
 at least a threshold. A failing test shows a short table (trials, successes, the interval,
-pass^k, each failed trial's first line, the first failure in full); the session ends with a
+pass^k, each failed trial's first line with its ek reasons under it, the first failure in
+full); the session ends with a
 table of every ek test (success [95% CI], pass^k, $/success, the recorded metrics).
 
 Options (``pytest --help``, group ``ek``): ``--ek-trials N`` (overrides the marker's trials),
 ``--ek-seed N``, ``--ek-store PATH`` (a run store that ``ek-agents report`` and ``ek-agents
 gate`` read), ``--ek-baseline PATH`` (gate the session exactly as ``ek-agents gate BASELINE
-STORE`` does: exit 1 only on a statistically supported regression, 4 when the gate refuses),
+STORE`` does, with its exit codes: 1 only on a statistically supported regression, 2 when the
+gate refuses runs that are not comparable),
 ``--ek-save-baseline PATH``, ``--ek-tolerance T``, ``--ek-allow-undefined CHECK``,
 ``--ek-provenance KEY=VALUE``.
 

@@ -226,7 +226,7 @@ class EkController:
         return 0
 
     def _gate(self, store: str) -> int:
-        from ek.agents.cli import EXIT_OK, EXIT_REGRESSION, main
+        from ek.agents.cli import EXIT_OK, EXIT_REFUSED, EXIT_REGRESSION, main
 
         o = self.options
         argv = ["gate", str(o.baseline), store, "--tolerance", repr(o.tolerance)]
@@ -240,9 +240,10 @@ class EkController:
             return 0
         if code == EXIT_REGRESSION:
             self.notes.append(f"gate against {o.baseline}: FAILED (exit 1)")
-            return int(pytest.ExitCode.TESTS_FAILED)
-        self.notes.append(f"gate against {o.baseline}: REFUSED (ek-agents gate exit {code})")
-        return int(pytest.ExitCode.USAGE_ERROR)
+            return EXIT_REGRESSION
+        # the one rule: the session exits as ek-agents gate does (2: refused, runs not comparable)
+        self.notes.append(f"gate against {o.baseline}: REFUSED (exit {EXIT_REFUSED})")
+        return EXIT_REFUSED
 
     def _save(self, store: str) -> int:
         if not self.options.save_baseline:

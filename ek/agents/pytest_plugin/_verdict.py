@@ -101,6 +101,8 @@ class TestVerdict:
         outcome: ``"passed"``, ``"failed"`` or ``"skipped"`` (no trial ran).
         reason: The verdict in words.
         failures: ``(trial, first line)`` of each failed trial.
+        reasons: Each failed trial's ek reasons (``"<metric>: <reason>"`` of the scores its
+            ``ek_episode.record`` gave), by trial, shown under its failure line.
         metrics: Each recorded metric's aggregate over the test's trials.
         cost_of_pass: Dollars per success (``inf`` with no success), NaN when a trial's dollars
             are unknown, ``None`` when no trial recorded a cost.
@@ -121,6 +123,7 @@ class TestVerdict:
     failures: tuple[tuple[int, str], ...] = ()
     metrics: Mapping[str, float] = field(default_factory=dict)
     cost_of_pass: float | None = None
+    reasons: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
     def longrepr(self, first_failure: str | None = None) -> str:
         """The short table pytest shows for the test (and the first failure in full)."""
@@ -138,6 +141,7 @@ class TestVerdict:
             lines.append(f"  $/success  {_money(self.cost_of_pass)}")
         for j, (i, line) in enumerate(self.failures[:_MAX_FAILURE_LINES]):
             lines.append(f"  {'failures' if j == 0 else '':<10} trial {i + 1}: {line}")
+            lines += [f"  {'':<10}   ek {reason}" for reason in self.reasons.get(i, ())]
         if len(self.failures) > _MAX_FAILURE_LINES:
             lines.append(f"  {'':<10} ... and {len(self.failures) - _MAX_FAILURE_LINES} more")
         if first_failure:
@@ -268,6 +272,20 @@ def _cost(trials: Sequence[TrialResult]) -> float | None:
     return agg(scores)
 
 
+def _reasons(trials: Sequence[TrialResult]) -> dict[int, tuple[str, ...]]:
+    """Each failed trial's ek reasons, ``"<metric>: <reason>"`` (first line), by trial."""
+    out = {}
+    for t in trials:
+        said = tuple(
+            f"{name}: {str(s.reason).splitlines()[0]}"
+            for name, s in sorted(t.scores.items())
+            if not t.passed and s.reason
+        )
+        if said:
+            out[t.index] = said
+    return out
+
+
 def judge(test_id: str, spec: TrialSpec, trials: Sequence[TrialResult]) -> TestVerdict:
     """Judge a test's trials against its criterion (see the module docstring)."""
     ran = [t for t in trials if t.outcome != "skipped"]
@@ -290,4 +308,5 @@ def judge(test_id: str, spec: TrialSpec, trials: Sequence[TrialResult]) -> TestV
         failures=tuple((t.index, t.failure or "failed") for t in ran if not t.passed),
         metrics=_metrics(ran),
         cost_of_pass=_cost(ran),
+        reasons=_reasons(ran),
     )
