@@ -474,3 +474,34 @@ def test_reordering_changes_only_ordering_rules(steps: list[Step], rnd: random.R
     a, b = Record(tuple(steps)), Record(tuple(shuffled))
     for rule in ORDER_FREE:
         assert len(rule.check(a)) == len(rule.check(b)), rule
+
+
+def test_record_from_anthropic_messages() -> None:
+    # an assistant message with text and a tool_use block; the result comes back in a user
+    # message made only of a tool_result block (not a user turn)
+    msgs = [
+        {"role": "user", "content": [{"type": "text", "text": "cancel R1 please"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Cancel R1 for a $20 fee?"}]},
+        {"role": "user", "content": "yes"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Cancelling."},
+                {"type": "tool_use", "id": "t1", "name": "cancel", "input": {"id": "R1"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}],
+        },
+    ]
+    rec = Record.from_messages(msgs)
+    assert [(t.role, t.text, t.at, t.calls) for t in rec.turns] == [
+        ("user", "cancel R1 please", 0, ()),
+        ("assistant", "Cancel R1 for a $20 fee?", 0, ()),
+        ("user", "yes", 0, ()),
+        ("assistant", "Cancelling.", 0, (0,)),  # said with the call: the call's own message
+    ]
+    assert (rec.steps[0].tool, rec.steps[0].observation) == ("cancel", "ok")
+    assert reasons(Confirm("cancel", describe="cancel"), rec) == []
+    assert reasons(UserNamed("cancel", "id"), rec) == []
