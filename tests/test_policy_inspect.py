@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("inspect_ai")
 
 from ek.agents.harness import load_run
-from ek.agents.policy import Order, UserNamed, as_policies, policies_to_list
+from ek.agents.policy import Order, PolicyMetric, UserNamed, as_policies, policies_to_list
 
 pytestmark = pytest.mark.slow
 
@@ -62,6 +62,13 @@ def test_ek_policy_scorer_in_a_real_eval(tmp_path: Path) -> None:
     assert metric is not None and metric.metrics["ek/ek_aggregate"].value == 0.75
     run = load_run(log.location)
     assert run.metrics["policy"].value == 0.75  # the report's and the gate's figure
+    # the log's episodes audited afterwards, without the scorer: the same values (the Order rule
+    # reads the calls; the user turns are not in a log's episodes, so only the call rules)
+    from ek.agents.bridge import episodes_from_inspect_log
+
+    eps = list(episodes_from_inspect_log(log.location))
+    again = sorted(PolicyMetric([rules[0]], check="recorded")(ep, None).value for ep in eps)
+    assert again == values
     # Inspect records the rule objects as dataclass dicts (their kind included): a re-score
     # from the log rebuilds the same rules
     recorded = log.eval.scorers[0].options["policies"]

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec
+from ek.agents.policy import Confirm, PolicyMetric
 from ek.agents.simulate import (
     Conversation,
     ConversationAgent,
@@ -75,6 +76,9 @@ def conversation_tasks() -> list[TaskSpec]:
             gold={"cancelled": "#W2000002"},
             slice="conversation",
             scenario=_scenario("cancel", "#W2000002", ["cancel"]),
+            # the shop's policy: the customer's explicit "yes" after the agent described the
+            # cancellation and before the call (ek.agents.policy; PolicyMetric in the run)
+            policies=[Confirm("cancel_pending_order", describe="cancel")],
         ),
     ]
 
@@ -167,6 +171,7 @@ def run_conversations(
                 conversation_tasks(),
                 k=k,
                 check=state_matches,
+                metrics=[PolicyMetric()],
                 run=run,
                 store=stores(name),
                 retry_on=(),
@@ -187,7 +192,7 @@ def format_conversations(results: Mapping[str, Any], max_reruns: int = 1) -> str
         "== conversations: 2 retail tasks, one agent, two user simulators "
         f"(a spoiled conversation is re-run with a fresh seed up to {max_reruns} time(s))",
         f"   {'simulator':<44}{'trials':>7}{'set apart':>10}{'spoiled':>8}{'success':>9}"
-        f"{'pass^k':>13}{'agent tok':>11}{'user tok':>10}",
+        f"{'pass^k':>13}{'agent tok':>11}{'user tok':>10}{'policy':>8}",
     ]
     for res in results.values():
         rel, by_role = res.reliability, res.cost.by_role
@@ -200,12 +205,13 @@ def format_conversations(results: Mapping[str, Any], max_reruns: int = 1) -> str
         lines.append(
             f"   {res.run.simulator:<44}{res.n_trials:>7}{res.n_infra_errors:>10}"
             f"{_spoiled_runs(res, max_reruns):>8}{rel.success_rate.point:>9.3f}{pk:>13}"
-            f"{tok['agent']:>11,}{tok['simulator']:>10,}"
+            f"{tok['agent']:>11,}{tok['simulator']:>10,}{res.metrics['policy']:>8.3f}"
         )
     lines.append(
         "   (set apart: trials the simulator spoiled on every run, not counted, like "
         "infrastructure errors; spoiled: conversations with a simulator fault; Cost-of-Pass "
-        "counts the agent's tokens only)"
+        "counts the agent's tokens only; policy: PolicyMetric's compliance, the cancel task's rule "
+        "being the customer's explicit yes after the agent described the cancellation)"
     )
     return "\n".join(lines)
 
