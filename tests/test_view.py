@@ -245,3 +245,13 @@ def test_a_policys_violations_are_a_table_of_the_trial(tmp_path) -> None:
             "rows": [["no lookup", "0", "lookup at step 0: forbidden (lookup)", "1.0"]],
         }
     ]
+
+
+def test_the_demo_writes_its_view(demo) -> None:
+    res, folder = demo
+    assert res.files["view"] == os.path.join(str(folder), "view.html")
+    text = (folder / "view.html").read_text(encoding="utf-8")
+    strict_parse(text)
+    # the candidate's 30 tasks x k=3 trials, and the comparison with the frozen baseline
+    assert sum(len(b) for b in trial_blobs(text)) == 90  # 30 tasks x 3 trials
+    assert 'id="gate-decision"' in text and "view: " in res.report

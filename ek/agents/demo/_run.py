@@ -22,6 +22,8 @@ The run folder (default ``./ek-demo-run``) holds::
     baseline.json                                    the frozen baseline the gate reads
     gate.json                                        the gate's verdict and every check
     report.txt                                       what the demo printed
+    view.html                                        ek-agents view: the candidate's trials
+                                                     and its comparison with the baseline
     pass_hat_k.png          cost_vs_success.png      the plots (with matplotlib)
     budget_vs_cost.png      robustness.png           success against budget; robustness
     inspect/                                         the Inspect log (with inspect-ai)
@@ -102,6 +104,7 @@ _OUTPUT_FILES = (
     "baseline.json",
     "gate.json",
     "report.txt",
+    "view.html",
     "pass_hat_k.png",
     "cost_vs_success.png",
     "budget_vs_cost.png",
@@ -404,6 +407,14 @@ def run_demo(
         f"   CI form: ek-agents gate {_show(base_path)} "
         f"{_show(os.path.join(root, 'candidate.trials.jsonl'))}"
     )
+    from ek.agents.view import write_view
+
+    view = write_view(
+        os.path.join(root, "candidate.trials.jsonl"),
+        os.path.join(root, "view.html"),
+        compare=base_path,
+    )
+    emit(f"   view: {_show(view)} (every trial and the comparison; open it in a browser)")
     emit()
     emit(format_reliability(results))
     emit()
@@ -433,6 +444,7 @@ def run_demo(
             "baseline": base_path,
             "gate": os.path.join(root, "gate.json"),
             "report": os.path.join(root, "report.txt"),
+            "view": os.path.join(root, "view.html"),
         },
     )
 
