@@ -295,3 +295,19 @@ def test_cli_gate_refuses_a_changed_simulator_unless_flagged(tmp_path: Any) -> N
         stores.append(store)
     assert main(["gate", *stores]) == 2  # refused: another experiment
     assert main(["gate", *stores, "--allow-simulator-change"]) == 0
+
+
+def test_the_gate_refuses_a_run_with_too_many_spoiled_trials() -> None:
+    clean = ConversationAgent(
+        shop_agent, LLMSimulator(leaky_model, model_name="leaky"), max_reruns=5
+    )
+    leaky = ConversationAgent(
+        shop_agent, LLMSimulator(leaky_model, model_name="leaky"), max_reruns=0
+    )
+    run = RunProvenance(simulator=clean.simulator_id)
+    base = run_suite(clean, [TASK], k=12, check=refunded, run=run, max_retries=0)
+    cur = run_suite(leaky, [TASK], k=12, check=refunded, run=run, max_retries=0)
+    assert base.n_infra_errors == 0 and 0 < cur.n_infra_errors < 12  # the seeds that leak
+    agent_regression_gate(cur, base)  # no share set: the counted trials are compared
+    with pytest.raises(ValueError, match="infrastructure"):
+        agent_regression_gate(cur, base, max_infra_share=0.05)
