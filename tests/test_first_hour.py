@@ -218,3 +218,28 @@ def test_the_checkout_installs_and_runs(tmp_path):
     assert run.returncode == 0, run.stderr[-2000:]
     where, value = run.stdout.split()
     assert where.startswith(str(target)) and float(value) == 1.0
+
+
+def test_a_store_the_pytest_plugin_writes_has_open_permissions_and_keeps_its_mode(tmp_path):
+    """``pytest --ek-store`` replaces the store atomically (the same temp-file rule as the JSON
+    files): a new store is 0o644 under umask 022, and a store the user made 0o600 stays so."""
+    (tmp_path / "test_tiny.py").write_text(
+        "import pytest\n\n@pytest.mark.ek(trials=2)\ndef test_ok(ek_episode):\n    assert True\n"
+    )
+    store = tmp_path / "runs.jsonl"
+
+    def run() -> None:
+        code = "import os, sys, pytest; os.umask(0o022); sys.exit(pytest.main(sys.argv[1:]))"
+        proc = subprocess.run(
+            [sys.executable, "-c", code, "-q", "-p", "no:cacheprovider", "test_tiny.py",
+             "--ek-store", str(store)],
+            capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+    run()
+    assert store.stat().st_mode & 0o777 == 0o644  # 0o666 less umask 022 (mkstemp gave 0o600)
+    store.chmod(0o600)
+    run()
+    assert store.stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".ek-store-")) == []

@@ -81,7 +81,6 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
-import tempfile
 import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
@@ -92,6 +91,7 @@ from typing import IO, Any
 from ek._validate import as_verdict, is_number, positive_int, positive_number, trial_count
 from ek.agents._fingerprint import config_diff, same_config
 from ek.jsonio import (
+    create_beside,
     dumps,
     from_json_safe,
     open_regular_file,
@@ -646,9 +646,8 @@ def replace_store(
                 f"{p} holds a store written by {old.get('source') or 'run_suite'!r:.100}, not "
                 f"by {source!r:.100}; replacing it would lose its trials: use another path"
             )
-        fd, tmp = tempfile.mkstemp(
-            prefix=".ek-store-", suffix=".jsonl", dir=os.path.dirname(os.path.abspath(p))
-        )
+        # the new store keeps the old file's permissions, as writing over it in place would
+        fd, tmp = create_beside(p, prefix=".ek-store-", suffix=".jsonl")
         os.close(fd)
         # one fsync at close: the file is renamed into place only once complete
         with TrialStore.open(
