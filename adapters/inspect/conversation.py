@@ -19,7 +19,7 @@ The simulator is any ek simulator; :func:`inspect_user_model` makes an Inspect m
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from inspect_ai.model import (
@@ -36,6 +36,7 @@ from ek.agents.simulate import (
     Scenario,
     SimulatorView,
     UserTurn,
+    as_scenario,
     as_user_turn,
     simulator_id,
 )
@@ -49,14 +50,12 @@ CONVERSATION_KEY = "ek_conversation"
 
 def _scenario(state: TaskState, key: str) -> Scenario:
     raw = state.metadata.get(key)
-    if isinstance(raw, Scenario):
-        return raw
-    if isinstance(raw, Mapping):
-        return Scenario.from_dict(raw)
-    raise ValueError(
-        f"sample {state.sample_id!r} has no scenario in metadata[{key!r}] (a Scenario or its "
-        f"dict), got {type(raw).__name__}"
-    )
+    if raw is None:
+        raise ValueError(
+            f"sample {state.sample_id!r} has no scenario in metadata[{key!r}] (a Scenario or "
+            "its dict)"
+        )
+    return as_scenario(f"sample {state.sample_id!r} metadata[{key!r}]", raw)
 
 
 def _seed(state: TaskState) -> int:

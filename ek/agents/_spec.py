@@ -305,15 +305,9 @@ def _scenario(value: Any) -> Any:
     :mod:`ek.agents.simulate` builds on this module."""
     if value is None:
         return None
-    from ek.agents.simulate import Scenario
+    from ek.agents.simulate import as_scenario
 
-    if isinstance(value, Scenario):
-        return value
-    if isinstance(value, Mapping):
-        return Scenario.from_dict(value)
-    raise TypeError(
-        f"TaskSpec.scenario must be a Scenario, its dict or None, got {short_repr(value)}"
-    )
+    return as_scenario("TaskSpec.scenario", value)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from .driver import (
     rerun_seed,
     scenario_of,
 )
-from .scenario import STOP, Scenario
+from .scenario import STOP, Scenario, as_scenario
 from .simulators import (
     DEFAULT_PROMPT,
     LLMSimulator,
@@ -67,6 +67,7 @@ __all__ = [
     "SimulatorView",
     "UserTurn",
     "aconverse",
+    "as_scenario",
     "as_user_turn",
     "attribute",
     "check_simulator",

@@ -40,7 +40,7 @@ from typing import Any
 
 from ek._validate import check_keys, check_mapping, positive_int, short_repr
 
-__all__ = ["STOP", "Scenario"]
+__all__ = ["STOP", "Scenario", "as_scenario"]
 
 #: The default stop marker: a user turn containing it ends the conversation (as in tau-bench).
 STOP = "###STOP###"
@@ -166,3 +166,18 @@ class Scenario:
         """Inverse of :meth:`to_dict`; unknown keys raise."""
         check_keys("Scenario", data, {f.name for f in fields(cls)})
         return cls(**dict(data))
+
+
+def as_scenario(owner: str, value: Any) -> Scenario:
+    """``value`` as a :class:`Scenario`: a Scenario as it is, a mapping read by
+    :meth:`Scenario.from_dict`; anything else is a ``TypeError`` naming ``owner``.
+
+    Example:
+        >>> as_scenario("TaskSpec.scenario", {"goals": {"refund": "refund"}}).goals
+        {'refund': ('refund',)}
+    """
+    if isinstance(value, Scenario):
+        return value
+    if isinstance(value, Mapping):
+        return Scenario.from_dict(value)
+    raise TypeError(f"{owner} must be a Scenario or its dict, got {short_repr(value)}")
