@@ -311,3 +311,25 @@ def test_the_gate_refuses_a_run_with_too_many_spoiled_trials() -> None:
     agent_regression_gate(cur, base)  # no share set: the counted trials are compared
     with pytest.raises(ValueError, match="infrastructure"):
         agent_regression_gate(cur, base, max_infra_share=0.05)
+
+
+def test_conversational_wraps_fills_and_refuses() -> None:
+    from ek.agents.simulate import conversational
+
+    agent, run = conversational(
+        shop_agent, [TASK], RunProvenance(seed=1), ScriptedSimulator(), max_reruns=0
+    )
+    assert isinstance(agent, ConversationAgent) and agent.max_reruns == 0
+    assert (run.simulator, run.seed) == ("scripted@1", 1)
+    same, kept = conversational(agent, [TASK], run)  # already conversational, provenance right
+    assert same is agent and kept is run
+    with pytest.raises(
+        ValueError, match="needs a scenario on every task; 1 have none: \\['plain'\\]"
+    ):
+        conversational(shop_agent, [TASK, TaskSpec("plain")], RunProvenance(), ScriptedSimulator())
+    with pytest.raises(
+        ValueError, match="run.simulator is 'gpt-user' but the simulator that runs is 'scripted@1'"
+    ):
+        conversational(shop_agent, [TASK], RunProvenance(simulator="gpt-user"), ScriptedSimulator())
+    plain, untouched = conversational(shop_agent, [TaskSpec("plain")], RunProvenance())
+    assert plain is shop_agent and untouched.simulator is None  # not a conversational run

@@ -53,7 +53,7 @@ from typing import Any
 
 from ek._validate import count, short_repr
 from ek.agents import InfraError
-from ek.agents.base import Cost, Episode, Step, TaskSpec, Trajectory
+from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, Trajectory
 from ek.calling import acall, call
 
 from .attribution import check_simulator
@@ -73,6 +73,7 @@ __all__ = [
     "SimulatorError",
     "SimulatorSpoiledError",
     "aconverse",
+    "conversational",
     "converse",
     "rerun_seed",
     "scenario_of",
@@ -349,3 +350,50 @@ class ConversationAgent:
         """What a store records of this agent: the conversational agent, the simulator's
         identity and the re-run limit."""
         return {"agent": self.agent, "simulator": self.simulator_id, "max_reruns": self.max_reruns}
+
+
+def conversational(
+    agent: Callable[..., Any],
+    tasks: Sequence[TaskSpec],
+    run: RunProvenance,
+    simulator: Any = None,
+    *,
+    max_reruns: int = 2,
+) -> tuple[Callable[..., Any], RunProvenance]:
+    """The agent and provenance a suite runs with: what ``run_suite(simulator=...)`` does.
+
+    With a ``simulator``, ``agent`` is a conversational agent and is wrapped in a
+    :class:`ConversationAgent`. A conversational run (that, or an agent that is one already)
+    needs a scenario on every task, and its provenance names its simulator: filled in when
+    ``run.simulator`` is unset, refused when it names another.
+
+    Raises:
+        ValueError: a task without a scenario; ``run.simulator`` naming another simulator.
+
+    Example:
+        >>> from ek.agents.base import RunProvenance
+        >>> from ek.agents.simulate import Scenario, ScriptedSimulator
+        >>> agent, run = conversational(lambda c: "ok", [TaskSpec("t", scenario=Scenario())],
+        ...                             RunProvenance(), ScriptedSimulator())
+        >>> type(agent).__name__, run.simulator
+        ('ConversationAgent', 'scripted@1')
+    """
+    if simulator is not None:
+        agent = ConversationAgent(agent, simulator, max_reruns=max_reruns)
+    if not isinstance(agent, ConversationAgent):
+        return agent, run
+    missing = [t.task_id for t in tasks if t.scenario is None]
+    if missing:
+        raise ValueError(
+            f"a conversational run needs a scenario on every task; {len(missing)} have none: "
+            f"{missing[:5]}"
+        )
+    if run.simulator is None:
+        return agent, dataclasses.replace(run, simulator=agent.simulator_id)
+    if run.simulator != agent.simulator_id:
+        raise ValueError(
+            f"run.simulator is {run.simulator!r} but the simulator that runs is "
+            f"{agent.simulator_id!r}: the provenance the gate compares must name it (leave "
+            "run.simulator unset and it is filled in)"
+        )
+    return agent, run
