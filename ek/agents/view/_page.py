@@ -14,7 +14,7 @@ from ._model import RunView, TaskRow, trial_price
 from ._svg import pass_k_svg
 from ._trials import encode_trials, trial_payload
 
-__all__ = ["page"]
+__all__ = ["page", "sortable_head"]
 
 
 def _iv(iv: Any) -> str:
@@ -121,23 +121,33 @@ def _card(label: str, value: str, note: str = "") -> str:
     )
 
 
+def _usage_rows(groups: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    rows = []
+    for name, u in groups.items():
+        tok = u.get("tokens") or {}
+        unpriced = ", ".join(u.get("unpriced") or [])
+        rows.append((name, dollars(u.get("dollars")), *(tok.get(k, 0) for k in _KINDS), unpriced))
+    return rows
+
+
 def _spend(cost: Mapping[str, Any] | None) -> str:
     if not cost:
         return "<p>no cost recorded</p>"
-    rows = []
-    for role, u in (cost.get("by_role") or {}).items():
-        tok = u.get("tokens") or {}
-        rows.append(
-            (
-                role,
-                dollars(u.get("dollars")),
-                *(tok.get(k, 0) for k in _KINDS),
-                ", ".join(u.get("unpriced") or []),
-            )
+    kinds = [k.replace("_tokens", "") for k in _KINDS]
+    numeric = tuple(range(1, len(_KINDS) + 2))
+    return (
+        "<h3>Spend by role (agent, judge, simulator apart), tokens by kind</h3>"
+        + table(
+            ["role", "dollars", *kinds, "unpriced"],
+            _usage_rows(cost.get("by_role") or {}),
+            numeric=numeric,
         )
-    head = ["role", "dollars", *(k.replace("_tokens", "") for k in _KINDS), "unpriced"]
-    return "<h3>Spend by role, tokens by kind</h3>" + table(
-        head, rows, numeric=tuple(range(1, len(_KINDS) + 2))
+        + "<h3>Spend by model</h3>"
+        + table(
+            ["model", "dollars", *kinds, "unpriced"],
+            _usage_rows(cost.get("by_model") or {}),
+            numeric=numeric,
+        )
     )
 
 
