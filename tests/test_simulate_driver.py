@@ -331,5 +331,7 @@ def test_conversational_wraps_fills_and_refuses() -> None:
         ValueError, match="run.simulator is 'gpt-user' but the simulator that runs is 'scripted@1'"
     ):
         conversational(shop_agent, [TASK], RunProvenance(simulator="gpt-user"), ScriptedSimulator())
+    with pytest.raises(ValueError, match="give the simulator once"):
+        conversational(agent, [TASK], RunProvenance(), ScriptedSimulator())
     plain, untouched = conversational(shop_agent, [TaskSpec("plain")], RunProvenance())
     assert plain is shop_agent and untouched.simulator is None  # not a conversational run

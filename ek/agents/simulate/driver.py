@@ -368,7 +368,8 @@ def conversational(
     ``run.simulator`` is unset, refused when it names another.
 
     Raises:
-        ValueError: a task without a scenario; ``run.simulator`` naming another simulator.
+        ValueError: a task without a scenario; ``run.simulator`` naming another simulator; a
+            simulator given to an agent that has one.
 
     Example:
         >>> from ek.agents.base import RunProvenance
@@ -379,6 +380,11 @@ def conversational(
         ('ConversationAgent', 'scripted@1')
     """
     if simulator is not None:
+        if isinstance(agent, ConversationAgent):
+            raise ValueError(
+                "the agent is a ConversationAgent with its own simulator; give the simulator "
+                "once (simulator= with the conversational agent itself, or the ConversationAgent)"
+            )
         agent = ConversationAgent(agent, simulator, max_reruns=max_reruns)
     if not isinstance(agent, ConversationAgent):
         return agent, run
