@@ -30,13 +30,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._compare import compare_section, gate_decision, task_changes
-from ._model import RunView, read_view
+from ._model import RunView, TaskRow, Trial, read_view
 from ._page import page
 from ._trials import MAX_EMBED
 
 __all__ = [
     "MAX_EMBED",
     "RunView",
+    "TaskRow",
+    "Trial",
     "add_view_arguments",
     "gate_decision",
     "read_view",
