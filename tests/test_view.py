@@ -255,3 +255,18 @@ def test_the_demo_writes_its_view(demo) -> None:
     # the candidate's 30 tasks x k=3 trials, and the comparison with the frozen baseline
     assert sum(len(b) for b in trial_blobs(text)) == 90  # 30 tasks x 3 trials
     assert 'id="gate-decision"' in text and "view: " in res.report
+
+
+def test_a_fault_run_names_its_fault_and_each_trials_injected_faults(demo) -> None:
+    _res, folder = demo
+    store = next(folder.glob("candidate.trials.fault-*.jsonl"))
+    text = render_view(store)
+    strict_parse(text)
+    assert "fault injected" in text and "error:get_order" in text  # the store header's fault
+    trials = [t for b in trial_blobs(text) for t in b]
+    faulted = [t for t in trials if t["faults"]]
+    # every injected fault is a step whose error says so (the demo's get_order fails at rate 0.5)
+    assert faulted and all("injected fault" in f for t in faulted for f in t["faults"])
+    assert all(
+        s["fault"] == ("injected fault" in (s["error"] or "")) for t in trials for s in t["steps"]
+    )
