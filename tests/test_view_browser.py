@@ -27,11 +27,11 @@ from ek.agents.view import write_view
 
 
 def _chromium() -> str | None:
-    return (
-        os.environ.get("EK_CHROMIUM")
-        or shutil.which("chromium")
-        or shutil.which("chromium-browser")
-    )
+    """EK_CHROMIUM, else ``chromium`` on the PATH: an executable file, or None."""
+    named = os.environ.get("EK_CHROMIUM")
+    if named:
+        return named if os.path.isfile(named) and os.access(named, os.X_OK) else None
+    return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def _unavailable(why: str) -> None:
