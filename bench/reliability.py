@@ -46,13 +46,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from ek.agents import robustness, trials_saved
 from ek.agents._adaptive import Adaptive
 from ek.agents._faults import Fault, FaultPlan, ToolFault
 from ek.agents._gate import agent_regression_gate
 from ek.agents._summary import MetricSummary, RunSummary
 from ek.agents.base import RunProvenance, TaskSpec
+from ek.agents.harness import TrialContext, run_suite
 from ek.agents.reliability import reliability
-from ek.agents.suite import TrialContext, run_suite
 from ek.base import Score
 
 PLAN = FaultPlan([Fault("error", tools=["lookup"], rate=1.0)])
@@ -97,7 +98,7 @@ def coverage(
                 confidence=conf,
                 n_resamples=10,
             )  # fmt: skip
-            (row,) = res.robustness
+            (row,) = robustness(res)
             hits[conf] += row.difference.low <= truth <= row.difference.high
     return {c: h / reps for c, h in hits.items()}
 
@@ -123,7 +124,7 @@ def adaptive(reps: int, n_tasks: int, seed: int) -> dict[str, float]:
         ad = run_suite(
             _plain_agent(p), tasks, k=k, seed=rep, n_resamples=10, adaptive=Adaptive(min_trials=m)
         )
-        saved += ad.trials_saved / (n_tasks * k)
+        saved += trials_saved(ad) / (n_tasks * k)
         iv = fixed.reliability.pass_hat_k[m]
         point = ad.reliability.pass_hat_k[m].point
         inside += iv.low <= point <= iv.high

@@ -2,7 +2,7 @@
 
 Builds synthetic trial stores of 10^4, 10^5 and 10^6 trials in a temporary folder, in the
 project's own format, written by the project's writer (:class:`ek.agents._store.TrialStore`):
-the records :func:`ek.agents.suite.run_suite` wrote for a two-call refund task scored by four
+the records :func:`ek.agents.harness.run_suite` wrote for a two-call refund task scored by four
 metrics (task success, tool calls, trajectory, Cost-of-Pass), cloned onto ``trials / 50``
 synthetic tasks (k = 50, three slices; the verdict of each clone is drawn per task and trial,
 so pass^k, the consistency and the gate have something to estimate). Each measurement runs
@@ -62,8 +62,8 @@ def _templates(folder: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     from ek.agents._spec import TaskSpec
     from ek.agents._store import read_store
     from ek.agents.cost import per_million
+    from ek.agents.harness import run_suite
     from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
-    from ek.agents.suite import run_suite
     from ek.agents.toolcalls import ToolCallMetric
     from ek.agents.trajectory import TrajectoryMetric
 

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from ek.agents import trials_saved
 from ek.agents._adaptive import Adaptive
 from ek.agents.base import TaskSpec
-from ek.agents.suite import SuiteConfig, TrialContext, run_suite
+from ek.agents.harness import SuiteConfig, TrialContext, run_suite
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -30,8 +31,8 @@ def test_settled_tasks_stop_and_pass_hat_k_stays_in_the_fixed_k_interval() -> No
     # any p=0.5 task whose first 4 trials agreed (chance 2 * 0.5^4 = 1/8 each)
     n = {t: nc[0] for t, nc in adaptive.counts.items()}
     assert all(n[f"t{i}"] == m for i in range(20))
-    assert adaptive.trials_saved >= 120
-    assert adaptive.trials_saved == 30 * k - adaptive.n_trials
+    assert trials_saved(adaptive) >= 120
+    assert trials_saved(adaptive) == 30 * k - adaptive.n_trials
     # the seeds are per (task, trial): the trials run are the fixed run's first ones
     for _t, (nt, _ct) in adaptive.counts.items():
         assert nt in (m, k)
@@ -62,7 +63,7 @@ def test_adaptive_is_deterministic_across_concurrency_and_resume(tmp_path: Path)
 def test_min_trials_at_least_k_changes_nothing() -> None:
     fixed = run_suite(_agent, TASKS[:5], k=3, seed=2)
     same = run_suite(_agent, TASKS[:5], k=3, seed=2, adaptive=Adaptive(min_trials=3))
-    assert dict(same.counts) == dict(fixed.counts) and same.trials_saved == 0
+    assert dict(same.counts) == dict(fixed.counts) and trials_saved(same) == 0
 
 
 def test_bad_adaptive_options() -> None:

@@ -13,7 +13,7 @@ from ek.agents._consistency import consistency, flip_rate
 from ek.agents._gate import agent_regression_gate
 from ek.agents._runs import load_run
 from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.suite import TrialContext, run_suite
+from ek.agents.harness import TrialContext, run_suite
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -51,7 +51,7 @@ def test_run_suite_store_and_report_agree(tmp_path: Path) -> None:
     tasks = [TaskSpec(t, gold="ok") for t in probs]
     store = tmp_path / "s.jsonl"
     res = run_suite(_sim(probs), tasks, k=8, seed=2, store=store)
-    rep = res.consistency()
+    rep = consistency(res.counts, confidence=res.confidence)
     assert {t.task_id: t.outcome for t in rep.tasks}["sure"] == "all-pass"
     assert {t.task_id: t.outcome for t in rep.tasks}["never"] == "all-fail"
     assert rep.flakiest and rep.flakiest[0].task_id == "coin"
@@ -79,4 +79,4 @@ def test_single_trial_runs_are_not_gated_on_consistency() -> None:
     g = agent_regression_gate(one, one, consistency=True)
     assert "consistency" not in {c.name for c in g.checks}
     assert any("consistency not checked" in w for w in g.warnings)
-    assert math.isnan(one.consistency().share.point)
+    assert math.isnan(consistency(one.counts, confidence=one.confidence).share.point)

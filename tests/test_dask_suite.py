@@ -25,7 +25,7 @@ import pytest
 
 from ek.agents._infra import InfraError
 from ek.agents.base import TaskSpec
-from ek.agents.suite import HarnessError, TrialContext, run_suite
+from ek.agents.harness import HarnessError, TrialContext, run_suite
 
 K = 4
 

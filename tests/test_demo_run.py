@@ -14,7 +14,7 @@ import pytest
 from ek.agents._runs import load_run
 from ek.agents.cli import main
 from ek.agents.demo._run import DEMO_PRICES, ProgressBar, run_demo
-from ek.agents.suite import ProgressEvent
+from ek.agents.harness import ProgressEvent
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

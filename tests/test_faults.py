@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ek.agents import robustness
 from ek.agents._faults import FAULT_KINDS, Fault, FaultPlan, ToolFault, corrupt, wrap_tool
 from ek.agents._gate import agent_regression_gate
 from ek.agents._runs import load_run
@@ -18,7 +19,7 @@ from ek.agents.base import RunProvenance, TaskSpec
 from ek.agents.demo import DEMO_PRICES, baseline_agent, candidate_agent, load_tasks
 from ek.agents.demo import replayed_state_match as demo_check
 from ek.agents.demo._run import DEMO_FAULTS
-from ek.agents.suite import SuiteConfig, TrialContext, run_suite
+from ek.agents.harness import SuiteConfig, TrialContext, run_suite
 from ek.stats import newcombe_difference
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -142,7 +143,7 @@ def test_each_task_runs_clean_and_under_each_fault() -> None:
     res = run_suite(_sensitive(0.9, 0.2), tasks, k=4, seed=1, faults=plan)
     assert set(res.faults) == {"error:lookup_order", "latency"}
     assert res.n_trials == 80 and all(r.n_trials == 80 for r in res.faults.values())
-    rows = {r.fault: r for r in res.robustness}
+    rows = {r.fault: r for r in robustness(res)}
     err = rows["error:lookup_order"]
     # the row is Newcombe's interval on (under fault) - (clean), from the raw counts
     assert err.difference == newcombe_difference(err.c_fault, 80, err.c_clean, 80)
@@ -164,7 +165,7 @@ def test_fault_passes_have_their_own_resumable_stores(tmp_path: Path) -> None:
     assert dict(load_run(side).counts) == dict(first.faults["error:lookup_order"].counts)
     again = run_suite(_sensitive(1.0, 0.0), tasks, k=2, store=store, faults=plan)
     assert again.resumed == 6 and again.faults["error:lookup_order"].resumed == 6
-    assert again.robustness == first.robustness
+    assert robustness(again) == robustness(first)
 
 
 def test_demo_candidate_is_less_robust_to_a_failing_order_lookup() -> None:
@@ -178,7 +179,7 @@ def test_demo_candidate_is_less_robust_to_a_failing_order_lookup() -> None:
         out[agent.name] = run_suite(
             agent, tasks, k=5, check=demo_check, prices=DEMO_PRICES, faults=DEMO_FAULTS, run=run,
         )  # fmt: skip
-    (b,), (c,) = out["baseline"].robustness, out["candidate"].robustness
+    (b,), (c,) = robustness(out["baseline"]), robustness(out["candidate"])
     assert c.difference.high < 0 < b.difference.high  # the candidate's drop is significant
     assert c.difference.point < b.difference.point
     # the clean runs are the demo's usual figures (the fault pass does not touch them)
@@ -195,7 +196,7 @@ def test_robustness_interval_covers_a_known_difference() -> None:
     tasks = [TaskSpec(f"t{i}", gold="ok") for i in range(40)]
     plan = FaultPlan([Fault("error", tools=["lookup_order"])])
     res = run_suite(_sensitive(0.8, 0.5), tasks, k=5, seed=4, faults=plan)
-    (row,) = res.robustness
+    (row,) = robustness(res)
     assert row.difference.low <= -0.3 <= row.difference.high
 
 
@@ -280,7 +281,7 @@ def test_robustness_plot(tmp_path: Path) -> None:
     tasks = [TaskSpec(f"t{i}", gold="ok") for i in range(10)]
     plan = FaultPlan([Fault("error", tools=["lookup_order"])])
     res = run_suite(_sensitive(0.9, 0.2), tasks, k=3, faults=plan)
-    out = plot_robustness({"agent": res.robustness}, tmp_path / "r.png")
+    out = plot_robustness({"agent": robustness(res)}, tmp_path / "r.png")
     assert Path(out).read_bytes()[:4] == b"\x89PNG"
     with pytest.raises(ValueError, match="robustness rows"):
         plot_robustness({"agent": ()}, tmp_path / "x.png")

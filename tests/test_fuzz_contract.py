@@ -62,9 +62,9 @@ import ek.agents._store as store
 import ek.agents.bridge as bridge
 import ek.agents.cost as cost
 import ek.agents.demo  # (registers the demo world's checker: fuzzed in every run)
+import ek.agents.harness as suite
 import ek.agents.judge as judge
 import ek.agents.metrics as metrics
-import ek.agents.suite as suite
 import ek.agents.toolcalls as toolcalls
 import ek.agents.trajectory as trajectory
 import ek.canon as canon

@@ -17,7 +17,7 @@ from ek.agents._gate import GateRefusedError, agent_regression_gate
 from ek.agents._infra import InfraError, RetryPolicy
 from ek.agents._runs import load_run
 from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.suite import SuiteConfig, TrialContext, run_suite
+from ek.agents.harness import SuiteConfig, TrialContext, run_suite
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

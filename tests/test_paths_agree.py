@@ -101,9 +101,9 @@ from ek.agents.demo import (
     replayed_state_match,
 )
 from ek.agents.demo._run import DEMO_SCAFFOLD, demo_metrics
+from ek.agents.harness import SuiteResult, run_suite, trial_seed
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.reliability import pass_hat_k
-from ek.agents.suite import SuiteResult, run_suite, trial_seed
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 from ek.base import Score

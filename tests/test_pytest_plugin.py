@@ -15,8 +15,8 @@ import pytest
 
 from ek.agents._runs import load_run
 from ek.agents.cli import main as ek_agents
+from ek.agents.harness import trial_seed
 from ek.agents.reliability import pass_hat_k, wilson_interval
-from ek.agents.suite import trial_seed
 
 pytest_plugins = ["pytester"]
 

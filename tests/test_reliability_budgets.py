@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from ek.agents._budget import Budget, budget_curve
+from ek.agents._budget import Budget, budget_curve, usage_curve
 from ek.agents._store import StoreMismatchError
 from ek.agents.base import Cost, Episode, Step, TaskSpec
 from ek.agents.cost import per_million
-from ek.agents.suite import SuiteConfig, TrialContext, run_suite
+from ek.agents.harness import SuiteConfig, TrialContext, run_suite
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -90,7 +90,7 @@ def test_success_against_budget_curve_from_recorded_costs() -> None:
     # Trials use 1, 2, 3, 4 steps and all succeed, so the success rate under a cap of x steps is
     # (trials with <= x steps) / 4: 1/4, 2/4, 3/4, 4/4.
     res = run_suite(_worker, _tasks(), k=1)
-    curve = res.budget_curve("steps")
+    curve = budget_curve(res, "steps")
     assert curve.caps == (1.0, 2.0, 3.0, 4.0)
     assert curve.rates == (0.25, 0.5, 0.75, 1.0)
     # and the curve at the cap equals the success rate of an actual run under that cap
@@ -98,13 +98,13 @@ def test_success_against_budget_curve_from_recorded_costs() -> None:
     assert curve.rate_at(2) == capped.success_rate == 0.5
     # dollars under the run's price: $0.0025 per call
     priced = run_suite(_worker, _tasks(), k=1, price=per_million(1.0, 2.0))
-    d = priced.budget_curve("dollars")
+    d = budget_curve(priced, "dollars")
     assert [round(c, 6) for c in d.caps] == [0.0025, 0.005, 0.0075, 0.01]
     assert d.rate_at(0.0074) == 0.5
 
 
 def test_unpriced_trials_are_unknown_in_a_dollar_curve() -> None:
-    c = budget_curve([Episode("a", cost=[Cost(output_tokens=5)])], [True], "dollars")
+    c = usage_curve([Episode("a", cost=[Cost(output_tokens=5)])], [True], "dollars")
     assert c.n_unknown == 1 and c.caps == () and c.rate_at(1e9) == 0.0
 
 
@@ -149,7 +149,7 @@ def test_budget_curve_is_plotted_beside_the_cost_frontier(tmp_path: Path) -> Non
 
     price = per_million(1.0, 2.0)
     res = run_suite(_worker, _tasks(), k=1, price=price)
-    out = plot_budget([plot_run(res, "a")], {"a": res.budget_curve("dollars")}, tmp_path / "b.png")
+    out = plot_budget([plot_run(res, "a")], {"a": budget_curve(res, "dollars")}, tmp_path / "b.png")
     assert Path(out).read_bytes()[:4] == b"\x89PNG"
     with pytest.raises(ValueError, match="BudgetCurve"):
         plot_budget([plot_run(res, "a")], {}, tmp_path / "c.png")

@@ -19,7 +19,7 @@ import pytest
 from ek.agents._fingerprint import metric_config
 from ek.agents._store import StoreMismatchError
 from ek.agents.base import Episode, Step, TaskSpec
-from ek.agents.suite import run_suite
+from ek.agents.harness import run_suite
 from ek.agents.trajectory import TrajectoryMetric
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

@@ -26,7 +26,7 @@ from ek.agents._store import (
     read_store,
 )
 from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.suite import run_suite
+from ek.agents.harness import run_suite
 
 N_TASKS = 100_000
 RUN = RunProvenance(agent="echo", model="none", seed=1)

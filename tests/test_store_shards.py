@@ -28,8 +28,8 @@ from ek.agents._runs import _read_store as _REAL_READ
 from ek.agents._store import iter_store, task_shard
 from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, Trajectory
 from ek.agents.cost import per_million
+from ek.agents.harness import run_suite
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
-from ek.agents.suite import run_suite
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 

@@ -29,7 +29,7 @@ from ek.agents._tally import MetricTally, merge_scores
 from ek.agents.base import Episode, RunProvenance, TaskSpec
 from ek.agents.cost import cost_report, pricing_from_dict
 from ek.agents.demo._run import run_demo
-from ek.agents.suite import run_suite
+from ek.agents.harness import run_suite
 from ek.base import Score
 from ek.registry import register, unregister
 

@@ -21,8 +21,8 @@ from ek.agents.base import Cost, Episode, Step, TaskSpec, ToolSpec
 from ek.agents.cost import per_million
 from ek.agents.demo import DEMO_PRICES, baseline_agent, candidate_agent, load_tasks
 from ek.agents.demo import replayed_state_match as demo_check
+from ek.agents.harness import run_suite
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
-from ek.agents.suite import run_suite
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 from ek.grammar import GraphGrammar

@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 
-import ek.agents.suite as suite_module
+import ek.agents._result as suite_module
+from ek.agents import consistency
 from ek.agents._adaptive import Adaptive
 from ek.agents._infra import InfraError
 from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec
 from ek.agents.cost import cost_report, per_million
+from ek.agents.harness import TrialContext, run_suite
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.reliability import DeterministicAgentWarning, reliability
-from ek.agents.suite import TrialContext, run_suite
 from ek.agents.toolcalls import ToolCallMetric
 
 PRICE = per_million(1.0, 4.0)
@@ -161,7 +162,10 @@ def test_slices_equal_the_figures_of_their_trials() -> None:
 def test_robustness_and_consistency_use_the_run_confidence() -> None:
     res = _run(confidence=0.8, n_resamples=50)
     assert res.confidence == 0.8
-    assert res.consistency().to_dict() == res.consistency().to_dict()
+    assert (
+        consistency(res.counts, confidence=res.confidence).to_dict()
+        == consistency(res.counts, confidence=res.confidence).to_dict()
+    )
     assert res.reliability.confidence == 0.8
 
 

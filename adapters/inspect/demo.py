@@ -186,7 +186,7 @@ def _tools() -> list[Tool]:
 @solver
 def shop_setup(seed: int = 0) -> Solver:
     """Put a fresh database in the sample's store and tell the mock model which trial this is."""
-    from ek.agents.suite import trial_seed
+    from ek.agents.harness import trial_seed
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         for k, v in initial_db().items():

@@ -6,7 +6,7 @@ package: the bridges to Inspect AI, DeepEval and Ragas duck-type their objects.
 
 from __future__ import annotations
 
-from ek.agents._adaptive import Adaptive
+from ek.agents._adaptive import Adaptive, trials_saved
 from ek.agents._budget import Budget, BudgetCurve, budget_curve
 from ek.agents._consistency import ConsistencyReport, consistency
 from ek.agents._episode import (
@@ -20,7 +20,7 @@ from ek.agents._episode import (
     read_episodes,
     write_episodes,
 )
-from ek.agents._faults import Fault, FaultPlan, RobustnessRow, ToolFault, wrap_tool
+from ek.agents._faults import Fault, FaultPlan, RobustnessRow, ToolFault, robustness, wrap_tool
 from ek.agents._infra import InfraError, RetryPolicy
 from ek.agents._spec import DESTRUCTIVE_WEIGHT, TaskSpec, ToolSpec, suite_grammar
 from ek.agents.bridge import (
@@ -226,11 +226,13 @@ __all__ = [
     "recorded_success",
     "reliability",
     "resolve_price",
+    "robustness",
     "run_hidden_tests",
     "run_suite",
     "save_agent_baseline",
     "suite_grammar",
     "trajectory_from_messages",
+    "trials_saved",
     "wilson_interval",
     "wrap_tool",
     "write_episodes",

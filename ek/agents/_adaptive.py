@@ -36,11 +36,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ek._validate import positive_int
 
-__all__ = ["Adaptive"]
+if TYPE_CHECKING:
+    from ._result import SuiteResult
+
+__all__ = ["Adaptive", "trials_saved"]
 
 _RULES = ("unanimous",)
 
@@ -70,3 +73,22 @@ class Adaptive:
     def to_dict(self) -> dict[str, Any]:
         """What a store header records."""
         return {"min_trials": self.min_trials, "rule": self.rule}
+
+
+def trials_saved(result: SuiteResult) -> int:
+    """Trials of a suite result not run because the adaptive rule settled their task (0 for a
+    run without ``adaptive=``): ``tasks x k`` minus the trials run (infrastructure errors
+    included).
+
+    Example:
+        >>> from ek.agents.base import TaskSpec
+        >>> from ek.agents.harness import run_suite
+        >>> tasks = [TaskSpec(f"t{i}", gold=1) for i in range(3)]
+        >>> res = run_suite(lambda task: 1, tasks, k=5, adaptive=Adaptive(min_trials=2))
+        >>> trials_saved(res), res.n_trials    # every task settled after its first 2 trials
+        (9, 6)
+    """
+    if result.adaptive is None:
+        return 0
+    ran = sum(n for n, _ in result.counts.values()) + result.n_infra_errors
+    return len(result.tasks) * result.k - ran

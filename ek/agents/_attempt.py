@@ -3,7 +3,7 @@
 An *attempt* calls the agent once and settles what happened into an :class:`Attempt`: the
 trial's :class:`~ek.agents.base.Episode` (the agent's result, or a failed trial with
 ``Episode.error`` set), or an **infrastructure error** (see :mod:`ek.agents._infra`), which is
-retried by :func:`~ek.agents.suite.run_suite` and never counted as a trial. :func:`settle` is
+retried by :func:`~ek.agents.harness.run_suite` and never counted as a trial. :func:`settle` is
 the one place that decides which, wherever the agent ran.
 
 With ``run_suite(..., executor=...)`` the trials go to the executor in **batches**:
@@ -16,7 +16,7 @@ processes, ``distributed.Client.get_executor()``): nothing here knows which one 
 
 In a batch, each trial's time limit is enforced in the worker on the trial's own run time (time
 spent waiting in the executor's queue does not count), and the trial's
-:attr:`~ek.agents.suite.TrialContext.started` is set there when it starts.
+:attr:`~ek.agents.harness.TrialContext.started` is set there when it starts.
 
 Example:
     >>> from ek.agents.base import RunProvenance, TaskSpec
@@ -178,7 +178,7 @@ _CORE_KEYS = ("output", "trajectory", "final_state", "cost")
 
 
 def to_episode(raw: Any, task: TaskSpec, trial: int, run: RunProvenance, dur: float) -> Episode:
-    """The agent's result as the trial's episode (see :mod:`ek.agents.suite` for the forms
+    """The agent's result as the trial's episode (see :func:`~ek.agents.harness.run_suite` for the forms
     an agent may return).
 
     Raises:

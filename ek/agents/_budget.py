@@ -6,14 +6,14 @@ A :class:`Budget` caps one trial's **tokens** (by kind: ``input_tokens``, ``outp
 **turns** (model calls: the agent-role :class:`~ek.agents.base.Cost` records) and **wall time**
 (seconds). Usage counts the agent's role only, as Cost-of-Pass does.
 
-Inside :func:`~ek.agents.suite.run_suite` (``budget=Budget(...)``):
+Inside :func:`~ek.agents.harness.run_suite` (``budget=Budget(...)``):
 
 * a trial whose recorded usage crosses a limit ends as an **agent failure** whose
   ``Episode.error`` is ``"budget: <limit>"`` (e.g. ``"budget: dollars"``,
   ``"budget: tokens.output_tokens"``); its trajectory and costs are kept, so the curve below
   can be computed from them;
 * a sync agent can ask what is left through its context
-  (:meth:`~ek.agents.suite.TrialContext.remaining`, :meth:`~ek.agents.suite.TrialContext.time_left`)
+  (:meth:`~ek.agents.harness.TrialContext.remaining`, :meth:`~ek.agents.harness.TrialContext.time_left`)
   and stop early; an async agent is cancelled at the wall-time limit (a sync agent's thread
   cannot be killed: its late result is discarded, and the trial fails the same way);
 * a dollar limit is checked only on a trial whose dollars are known (an unpriced trial is not
@@ -46,12 +46,15 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ek.base import ReadOnlyDict
 
 from ._episode import Episode
-from .cost import ModelPrice, episode_dollars
+from .cost import ModelPrice, episode_dollars, pricing_from_dict
+
+if TYPE_CHECKING:
+    from ._result import SuiteResult
 
 __all__ = [
     "BUDGET_TOKEN_KINDS",
@@ -60,6 +63,7 @@ __all__ = [
     "budget_curve",
     "budget_hits",
     "usage",
+    "usage_curve",
 ]
 
 #: The token kinds a budget may cap (``total_tokens`` = every billed token).
@@ -226,7 +230,27 @@ class BudgetCurve:
         }
 
 
-def budget_curve(
+def budget_curve(result: SuiteResult, measure: str = "dollars") -> BudgetCurve:
+    """A suite result's success rate against a cap on ``measure``, from the recorded usage of
+    its trials (no re-run), priced as the run was (:func:`usage_curve`).
+
+    Example:
+        >>> from ek.agents.base import TaskSpec
+        >>> from ek.agents.harness import run_suite
+        >>> def agent(task, context):             # one more step on each trial
+        ...     return {"output": 1, "trajectory": [{"tool": "x"}] * (context.trial + 1)}
+        >>> res = run_suite(agent, [TaskSpec("a", gold=1)], k=3)
+        >>> c = budget_curve(res, "steps")
+        >>> list(zip(c.caps, c.rates))
+        [(1.0, 0.3333333333333333), (2.0, 0.6666666666666666), (3.0, 1.0)]
+    """
+    price, prices = pricing_from_dict(result.pricing)
+    return usage_curve(
+        result.episodes, result.verdicts, measure, price=price if price is not None else prices
+    )
+
+
+def usage_curve(
     episodes: Sequence[Episode],
     verdicts: Sequence[bool],
     measure: str = "dollars",
@@ -238,7 +262,7 @@ def budget_curve(
     Example:
         >>> from ek.agents.base import Episode
         >>> eps = [Episode("a", trajectory=[{"tool": "x"}] * n) for n in (1, 3, 2, 5)]
-        >>> c = budget_curve(eps, [True, True, False, True], "steps")
+        >>> c = usage_curve(eps, [True, True, False, True], "steps")
         >>> list(zip(c.caps, c.rates))
         [(1.0, 0.25), (2.0, 0.25), (3.0, 0.5), (5.0, 0.75)]
     """

@@ -21,7 +21,7 @@ seed and the fault's name), so a re-run injects the same faults.
 ``run_suite(agent, tasks, faults=FaultPlan([...]))`` runs every task clean **and** under each
 fault (the same trial seeds: a paired design). The agent receives its tools through its
 context: ``context.tool("get_order", get_order)`` returns the tool as given on a clean trial
-and wrapped under a faulted one. :attr:`~ek.agents.suite.SuiteResult.robustness` gives, per
+and wrapped under a faulted one. :func:`robustness` gives, per
 fault, the success rate against clean with **Newcombe's hybrid score interval** on the
 difference (:func:`ek.stats.newcombe_difference`; it treats the two samples as independent,
 so with paired trials it is conservative). Instruction perturbations (a paraphraser) are a
@@ -50,9 +50,12 @@ import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ek.stats import Interval, newcombe_difference
+
+if TYPE_CHECKING:
+    from ._result import SuiteResult
 
 __all__ = [
     "FAULT_KINDS",
@@ -63,6 +66,7 @@ __all__ = [
     "corrupt",
     "fault_stream",
     "robustness",
+    "robustness_rows",
     "wrap_tool",
 ]
 
@@ -315,7 +319,22 @@ class RobustnessRow:
         }
 
 
-def robustness(
+def robustness(result: SuiteResult) -> tuple[RobustnessRow, ...]:
+    """Per fault a suite result ran under (``faults=``): its success rate minus the clean one,
+    with Newcombe's interval at the result's confidence (:func:`robustness_rows`); empty for a
+    run without ``faults=``.
+
+    Example:
+        >>> from ek.agents.base import TaskSpec
+        >>> from ek.agents.harness import run_suite
+        >>> robustness(run_suite(lambda task: 1, [TaskSpec("a", gold=1)], k=2))
+        ()
+    """
+    faulted = {name: r.counts for name, r in result.faults.items()}
+    return robustness_rows(result.counts, faulted, result.confidence) if faulted else ()
+
+
+def robustness_rows(
     clean: Mapping[str, tuple[int, int]],
     faulted: Mapping[str, Mapping[str, tuple[int, int]]],
     confidence: float = 0.95,
@@ -324,7 +343,7 @@ def robustness(
     (``newcombe_difference(c_fault, n_fault, c_clean, n_clean)``).
 
     Example:
-        >>> rows = robustness({"a": (10, 9)}, {"error": {"a": (10, 4)}})
+        >>> rows = robustness_rows({"a": (10, 9)}, {"error": {"a": (10, 4)}})
         >>> r = rows[0]; r.fault, round(r.difference.point, 2), r.difference.high < 0
         ('error', -0.5, True)
     """

@@ -4,7 +4,7 @@ store never mixes settings.
 A trial store records, in its header, each metric's configuration (:func:`metric_config`), the
 checker's (:func:`callable_config`: ``"checker"``) and the agent's (``"agent"``): a name, a type
 and a JSON description of the settings, with a sha256 fingerprint of that description.
-:func:`ek.agents.suite.run_suite` refuses to resume a store whose header records a metric of
+:func:`ek.agents.harness.run_suite` refuses to resume a store whose header records a metric of
 the same name, or a checker, under another configuration (the stored scores or verdicts were
 computed with other settings; reusing them would silently mix two of them under one name),
 and warns when the agent changed.

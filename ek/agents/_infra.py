@@ -3,7 +3,7 @@
 An agent's trial can fail because the *agent* failed (it raised, timed out, returned garbage:
 an agent failure, counted in pass^k) or because the *infrastructure* under it failed (the
 model API's connection dropped, a rate limit, a sandbox that did not start). The second is not
-evidence about the agent. :func:`~ek.agents.suite.run_suite` tells them apart:
+evidence about the agent. :func:`~ek.agents.harness.run_suite` tells them apart:
 
 * an exception that is an :class:`InfraError` (raise it from the agent), or an instance of a
   class given in ``retry_on=`` (e.g. ``(TimeoutError, ConnectionError)``), is an
@@ -13,7 +13,7 @@ evidence about the agent. :func:`~ek.agents.suite.run_suite` tells them apart:
   seed so a re-run waits the same) up to ``max_retries`` times;
 * a trial that still ends in an infrastructure error is **not a trial**: it is left out of the
   counts, the success rate and pass^k, counted per task in
-  :attr:`~ek.agents.suite.SuiteResult.infra_errors`, and persisted in the store (with the
+  :attr:`~ek.agents.harness.SuiteResult.infra_errors`, and persisted in the store (with the
   retries of every trial), so a resume neither re-runs nor forgets it. The gate refuses a run
   whose share of such trials exceeds ``max_infra_share``.
 

@@ -48,7 +48,7 @@ Durability, precisely:
   fingerprint) differs from the one the header records under the same name. A checker that
   cannot be described in full (its ``undescribed`` parts), or a store that records its checker
   by name only, is resumed only on an explicit opt-in (``resume_undescribed_checker``). The
-  header also records the agent (``agent``); :func:`~ek.agents.suite.run_suite` warns when a
+  header also records the agent (``agent``); :func:`~ek.agents.harness.run_suite` warns when a
   resume runs another one.
 * One writer at a time: :meth:`TrialStore.open` takes an exclusive, non-blocking ``flock`` on the
   file (released on close, and by the kernel when the process dies, so a SIGKILL leaves no stale

@@ -1,7 +1,7 @@
 """The agent harness: ``run_suite``, baselines, and the variance-aware regression gate.
 
 This module gathers the public names; the parts live in small modules:
-:mod:`ek.agents.suite` (:func:`run_suite`, :class:`SuiteConfig`, :class:`SuiteResult`,
+:mod:`~ek.agents._suite` (:func:`run_suite`, :class:`SuiteConfig`, :class:`SuiteResult`,
 :class:`TrialContext`, the progress protocol), :mod:`ek.agents._store` (the resumable JSON-lines trial store),
 :mod:`ek.agents._summary` (:class:`RunSummary`, what a baseline persists),
 :mod:`ek.agents._gate` (:func:`agent_regression_gate`) and :mod:`ek.agents._runs`
@@ -31,24 +31,16 @@ from typing import Any
 
 from ek.jsonio import read_json, write_json_atomic
 
+from ._config import Progress, ProgressEvent, SuiteConfig, SuiteOptions
+from ._context import TrialContext, trial_seed
 from ._gate import GateCheck, GateRefusedError, GateResult, agent_regression_gate, paired_difference
+from ._result import SliceResult, SuiteResult
 from ._runs import RunLoadError, load_run
+from ._scoring import HarnessError
+from ._session import suite_fingerprint
 from ._store import is_store_file
+from ._suite import arun_suite, run_suite
 from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary
-from .suite import (
-    HarnessError,
-    Progress,
-    ProgressEvent,
-    SliceResult,
-    SuiteConfig,
-    SuiteOptions,
-    SuiteResult,
-    TrialContext,
-    arun_suite,
-    run_suite,
-    suite_fingerprint,
-    trial_seed,
-)
 
 __all__ = [
     "GateCheck",

@@ -260,7 +260,7 @@ class TaskSuccessMetric:
             ``"recorded"``, ...) or any ``(episode, gold) -> bool`` callable (a built
             ``hidden_tests(...)`` checker, a predicate). ``None`` (the default) means
             ``"output"`` when the metric is called directly, and **the suite's checker** inside
-            :func:`~ek.agents.suite.run_suite` (see below); **inject a state-based or executable
+            :func:`~ek.agents.harness.run_suite` (see below); **inject a state-based or executable
             oracle for a real suite.** ``gold`` may be a :class:`~ek.agents.base.TaskSpec` (its
             ``gold`` is used by the built-in checkers). The checker returns a verdict by the
             one rule of :func:`ek._validate.as_verdict`: a bool (or a rich verdict with a bool
@@ -369,7 +369,7 @@ class CostPerSuccessMetric:
             resolve each cost's model against ``prices``.
         prices: A ``{model: ModelPrice}`` catalogue (see :func:`ek.agents.cost.load_prices`).
 
-    **One Cost-of-Pass per run.** Inside :func:`~ek.agents.suite.run_suite` this metric's
+    **One Cost-of-Pass per run.** Inside :func:`~ek.agents.harness.run_suite` this metric's
     aggregate is the same figure as ``SuiteResult.cost.cost_of_pass``: it takes the suite's
     verdicts (a metric built without ``check`` adopts the suite's checker; a different explicit
     checker is refused with a ``ValueError`` naming both) and the suite's prices (a metric built

@@ -106,7 +106,7 @@ def _num(x: Any) -> float | None:
 def plot_run(run: Any, name: str | None = None, *, confidence: float = 0.95) -> PlotRun:
     """A :class:`PlotRun` from a run: a :class:`~ek.agents._summary.RunSummary` (what
     :func:`~ek.agents._runs.load_run` returns) or anything with a ``summary()`` method (a
-    :class:`~ek.agents.suite.SuiteResult`).
+    :class:`~ek.agents.harness.SuiteResult`).
 
     pass^k is the mean over tasks of the tau-bench estimator for k = 1..(smallest per-task
     trial count); success is pooled with a Wilson interval; cost is the agent's dollars per
@@ -364,7 +364,7 @@ def plot_budget(
     runs: Sequence[PlotRun], curves: Mapping[str, Any], path: str | os.PathLike[str]
 ) -> str:
     """The cost frontier of ``runs`` beside each run's success-against-budget curve
-    (``{label: BudgetCurve}``, e.g. ``{name: result.budget_curve("dollars")}``); returns ``path``."""
+    (``{label: BudgetCurve}``, e.g. ``{name: budget_curve(result, "dollars")}``); returns ``path``."""
     rs = _check_runs(runs)
     if not curves:
         raise ValueError("nothing to plot: expected at least one BudgetCurve, got none")
@@ -375,7 +375,7 @@ def plot_budget(
 
 
 def plot_robustness(rows: Mapping[str, Sequence[Any]], path: str | os.PathLike[str]) -> str:
-    """Success under each fault minus clean, per run (``{label: SuiteResult.robustness}``),
+    """Success under each fault minus clean, per run (``{label: robustness(result)}``),
     with Newcombe's interval as an error bar; returns ``path``."""
     if not rows or not any(rows.values()):
         raise ValueError("nothing to plot: expected robustness rows, got none")

@@ -763,7 +763,7 @@ class TrajectoryMetric:
         scheme: ``"exact"``, ``"in_order"`` (default), ``"any_order"`` or ``"superset"``.
         grammar: A GraphGrammar (or TaskSpec / list of ToolSpec) giving weights and importances;
             when ``None``, a TaskSpec gold brings its own grammar, else unit costs; so inside
-            :func:`~ek.agents.suite.run_suite` (which passes each task's TaskSpec as the gold)
+            :func:`~ek.agents.harness.run_suite` (which passes each task's TaskSpec as the gold)
             every task is scored with its own tools' weights, exactly as when the metric is
             called directly. :meth:`with_grammar` builds the metric for another grammar.
         canonicalizer: Value normalisation before comparison (``"default"``, ``"bfcl"``, ``"raw"``

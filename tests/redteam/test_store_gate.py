@@ -22,9 +22,8 @@ from ek.agents._gate import GateRefusedError, agent_regression_gate
 from ek.agents._runs import load_run
 from ek.agents.base import Cost, Episode, TaskSpec
 from ek.agents.cost import per_million
-from ek.agents.harness import load_agent_baseline, save_agent_baseline
+from ek.agents.harness import load_agent_baseline, run_suite, save_agent_baseline
 from ek.agents.metrics import CostPerSuccessMetric
-from ek.agents.suite import run_suite
 
 TASKS = [TaskSpec(f"t{i}", gold="ok") for i in range(20)]
 

@@ -19,7 +19,7 @@ import pytest
 
 from ek._validate import MAX_TRIALS
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.suite import SuiteConfig, run_suite
+from ek.agents.harness import SuiteConfig, run_suite
 
 
 class _Ran(BaseException):

@@ -41,7 +41,7 @@ def test_agent(ek_episode):
 RUN_SUITE = """
 import os, sys, time
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.suite import run_suite
+from ek.agents.harness import run_suite
 
 store, started, release = sys.argv[1:4]
 

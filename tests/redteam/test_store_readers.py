@@ -26,7 +26,7 @@ import pytest
 from ek.agents._runs import RunLoadError, load_run
 from ek.agents._store import StoreError, TrialStore, iter_store, read_store
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.suite import run_suite
+from ek.agents.harness import run_suite
 
 
 def _agent(task: TaskSpec) -> Episode:

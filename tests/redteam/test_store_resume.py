@@ -20,7 +20,7 @@ import pytest
 
 from ek.agents._store import StoreMismatchError, read_store
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.suite import run_suite
+from ek.agents.harness import run_suite
 from ek.agents.verifier import hidden_tests
 
 TASKS = [TaskSpec(f"t{i}", gold=0.6) for i in range(3)]

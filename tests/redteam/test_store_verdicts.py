@@ -22,9 +22,8 @@ import pytest
 
 from ek.agents._store import StoreError, read_store
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.harness import HarnessError
+from ek.agents.harness import HarnessError, run_suite
 from ek.agents.metrics import TaskSuccessMetric
-from ek.agents.suite import run_suite
 
 # what a careless checker returns: each must be refused, never read by its truthiness
 NOT_VERDICTS = ["false", "0", "", math.nan, 0.0, 1, 0, [], {"passed": True}, object()]

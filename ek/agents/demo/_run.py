@@ -1,7 +1,7 @@
 """The demo job (``ek-agents demo``): the whole evaluation loop on the embedded retail suite.
 
 It runs the baseline and the candidate agent with ``k`` trials each through
-:func:`~ek.agents.suite.run_suite` (persisted trial stores in the run folder), prints the report
+:func:`~ek.agents.harness.run_suite` (persisted trial stores in the run folder), prints the report
 (success with intervals, pass@k / pass^k for k = 1..k, tokens by kind, Cost-of-Pass under an
 **illustrative** price table, tool-call and trajectory scores, all per slice), freezes the
 baseline, runs the variance-aware regression gate candidate vs baseline and prints its verdict,
@@ -138,14 +138,14 @@ def demo_metrics() -> list[Any]:
 
 
 class ProgressBar:
-    """A one-line text progress bar for :func:`~ek.agents.suite.run_suite`'s ``progress=``.
+    """A one-line text progress bar for :func:`~ek.agents.harness.run_suite`'s ``progress=``.
 
     On a terminal it redraws in place; otherwise it prints one line when the work is done (a
     log file gets no carriage-return noise).
 
     Example:
         >>> import io
-        >>> from ek.agents.suite import ProgressEvent
+        >>> from ek.agents.harness import ProgressEvent
         >>> s = io.StringIO()
         >>> bar = ProgressBar("demo", stream=s, width=10)
         >>> bar(ProgressEvent(done=4, total=4, skipped=0, agent_failures=0, elapsed=0.5))
@@ -180,8 +180,8 @@ class DemoResult:
 
     Attributes:
         folder: The run folder.
-        baseline: The baseline's :class:`~ek.agents.suite.SuiteResult`.
-        candidate: The candidate's :class:`~ek.agents.suite.SuiteResult`.
+        baseline: The baseline's :class:`~ek.agents.harness.SuiteResult`.
+        candidate: The candidate's :class:`~ek.agents.harness.SuiteResult`.
         gate: The :class:`~ek.agents._gate.GateResult` of candidate vs the frozen baseline.
         inspect: A summary of the Inspect run (``{"log": path, "success": rate, ...}``), or
             ``None`` when it did not run (and ``inspect_note`` says why).
@@ -490,7 +490,7 @@ def _run_agent(
     progress: bool,
 ) -> Any:
     """One agent's suite run into its trial store (resumed when the store holds trials)."""
-    from ek.agents.suite import run_suite
+    from ek.agents.harness import run_suite
 
     bar = ProgressBar(agent.name, stream=sys.stderr) if progress else None
     with warnings.catch_warnings():
@@ -574,11 +574,12 @@ def _plots_part(
 
 def _reliability_plots(root: str, runs: Sequence[Any], results: Mapping[str, Any]) -> list[str]:
     """The success-against-budget curve beside the cost frontier, and robustness to faults."""
+    from ek.agents import budget_curve, robustness
     from ek.agents.plots import plot_budget, plot_robustness
 
     labels = {r.name.split(" ")[0]: r.name for r in runs}
-    curves = {labels[n]: res.budget_curve("dollars") for n, res in results.items()}
-    rows = {labels[n]: res.robustness for n, res in results.items()}
+    curves = {labels[n]: budget_curve(res, "dollars") for n, res in results.items()}
+    rows = {labels[n]: robustness(res) for n, res in results.items()}
     return [
         plot_budget(runs, curves, os.path.join(root, "budget_vs_cost.png")),
         plot_robustness(rows, os.path.join(root, "robustness.png")),
@@ -589,23 +590,24 @@ def format_reliability(results: Mapping[str, Any]) -> str:
     """The "beyond pass^k" section: consistency and the flakiest tasks, robustness to the
     injected faults (Newcombe interval against clean), success against a dollar cap, and the
     gate of the candidate's consistency and robustness against the baseline's."""
+    from ek.agents import budget_curve, consistency, robustness
     from ek.agents._gate import agent_regression_gate
 
     lines = ["== Reliability beyond pass^k"]
     for name, res in results.items():
-        con = res.consistency(top=3)
+        con = consistency(res.counts, confidence=res.confidence, top=3)
         flaky = ", ".join(f"{t.task_id} ({t.c}/{t.n})" for t in con.flakiest) or "none"
         lines.append(
             f"  {name}: consistent tasks {con.n_consistent}/{con.n_tasks} = "
             f"{_iv(con.share)}; flakiest: {flaky}"
         )
-        for row in res.robustness:
+        for row in robustness(res):
             lines.append(
                 f"    under {row.fault}: success {_pct(row.rate_fault)} vs clean "
                 f"{_pct(row.rate_clean)}; difference {row.difference.point:+.1%} "
                 f"[{row.difference.low:+.1%}, {row.difference.high:+.1%}] (Newcombe)"
             )
-        curve = res.budget_curve("dollars")
+        curve = budget_curve(res, "dollars")
         if curve.caps:
             mid = curve.caps[len(curve.caps) // 2]
             lines.append(

@@ -282,7 +282,7 @@ def pytest_report_teststatus(report: Any, config: pytest.Config) -> Any:
 def ek_episode(request: pytest.FixtureRequest) -> Any:
     """This trial's :class:`~ek.agents.pytest_plugin._recorder.EpisodeRecorder`: ``trial``, ``seed``,
     ``rng`` and ``record(episode, gold=..., prices=...)``. Using it makes the test an ek test."""
-    from ek.agents.suite import trial_seed
+    from ek.agents.harness import trial_seed
 
     from ._recorder import EpisodeRecorder
 

@@ -2,13 +2,13 @@
 
 One :class:`EpisodeRecorder` per trial. ``record(episode, gold=...)`` keeps the trial's
 :class:`~ek.agents.base.Episode` and scores it against the gold with the metrics
-:func:`~ek.agents.suite.run_suite` would use (tool calls and trajectory by default, each called
+:func:`~ek.agents.harness.run_suite` would use (tool calls and trajectory by default, each called
 as ``metric(episode, gold)``: the same number as a direct call); ``price=``/``prices=`` price its
 tokens for Cost-of-Pass. The trial's verdict is the test's own: its assertions.
 
 The recorder also has ``trial`` and ``seed`` (and ``rng``), so it can stand in for the context a
 stochastic agent reads: ``agent(task, ek_episode)``. The seed is
-:func:`~ek.agents.suite.trial_seed` of the session seed (``--ek-seed``, 0 by default), the
+:func:`~ek.agents.harness.trial_seed` of the session seed (``--ek-seed``, 0 by default), the
 test's node id and the trial: reproducible, and different in every trial.
 
 Example:

@@ -349,7 +349,7 @@ def write_store(path: str, run: RunProvenance, judged: Sequence[_Judged]) -> Non
     from ek import __version__
     from ek.agents._spec import TaskSpec
     from ek.agents._store import replace_store
-    from ek.agents.suite import suite_fingerprint
+    from ek.agents.harness import suite_fingerprint
 
     ran = [j for j in judged if j.verdict.n]
     pricings = [t.pricing for j in ran for t in j.trials if t.pricing is not None]

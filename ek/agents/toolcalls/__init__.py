@@ -200,7 +200,7 @@ class ToolCallMetric:
     Args:
         grammar: Costs and schemas (a GraphGrammar, a TaskSpec or a list of ToolSpec). When
             ``None``, a TaskSpec / BfclCase gold brings its own grammar, else unit costs; so
-            inside :func:`~ek.agents.suite.run_suite` (which passes each task's TaskSpec as the
+            inside :func:`~ek.agents.harness.run_suite` (which passes each task's TaskSpec as the
             gold) every task is scored with its own tools' weights, exactly as when the metric
             is called directly. :meth:`with_grammar` builds the metric for another grammar.
         canonicalizer: ``"default"`` (NFC, casefold, whitespace folded), ``"bfcl"`` (BFCL's
