@@ -48,6 +48,14 @@ DATA = Path(__file__).parent / "data"
 
 install()
 
+try:  # no test may depend on the machine's speed: hypothesis has no deadline, here or in CI
+    from hypothesis import settings as _hypothesis_settings
+except ImportError:  # pragma: no cover - the core-only venv has hypothesis too
+    pass
+else:
+    _hypothesis_settings.register_profile("ek", deadline=None)
+    _hypothesis_settings.load_profile("ek")
+
 
 @pytest.fixture
 def data_dir() -> Path:
