@@ -210,3 +210,24 @@ def test_difference_refusal_names_the_run() -> None:
     chance = JudgedTrials.from_trials([True, False, True, False], [True, True, False, False])
     iv = corrected_difference(ok, chance)
     assert not iv.is_defined and iv.reason.startswith("the baseline: refused")
+
+
+def test_judge_spend_through_run_suite() -> None:
+    """Trials that carry the judge's usage under the 'judge' role: the corrected Cost-of-Pass
+    counts the agent's spend only, the judge's is reported beside it."""
+
+    def agent(task, ctx):
+        ok = ctx.rng.random() < 0.6
+        costs = [Cost(input_tokens=1000, output_tokens=100),
+                 Cost(input_tokens=500, output_tokens=50, role="judge")]  # fmt: skip
+        return Episode(task.task_id, output=f"{'done' if ok else 'gave up'} #{ctx.trial}", cost=costs)  # fmt: skip
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = run_suite(agent, TASKS, k=2, check=JUDGE, price=per_million(1, 10))
+    truth = {(ep.task_id, ep.trial): ep.output.startswith("done") for ep in result.episodes}
+    labels = {key: truth[key] for key in random.Random(1).sample(sorted(truth), 40)}
+    j = judged_run(result, labels)
+    # agent: 1000 * $1/M + 100 * $10/M = $0.002 a trial, 80 trials = $0.16; judge: half, $0.08
+    assert math.isclose(j.agent_dollars, 0.16) and math.isclose(j.judge_dollars, 0.08)
+    assert math.isclose(j.cost_of_pass, 0.16 / (j.success.value * 80))
