@@ -31,7 +31,7 @@ recorded: Inspect records them by their bare name (``tool_calls``), so the ek sc
 registered under it (unless something else already holds that name).
 
 Importing this package without ``inspect_ai`` raises ``ImportError`` naming
-``pip install ek-agents[inspect]``; with an Inspect outside the supported range (>=0.3.278,<1)
+``pip install ek-agents[inspect]``; with an Inspect outside the supported range (>=0.3.262,<1)
 it raises one naming the version found, the range and the ``pip`` command that fixes it.
 """
 

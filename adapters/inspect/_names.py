@@ -48,18 +48,20 @@ def register_bare_alias(factory: Any) -> None:
     resolve, so a re-score of an ek-scored log needs no flags. A name that is already taken
     (an Inspect built-in, or a scorer registered earlier under that bare name) is left alone.
 
-    Inspect has no public look-up that leaves entry points alone (one that loads them would
-    re-enter this import), so the alias needs its private ``registry_has`` (from 0.3.278, the
-    supported floor); an Inspect that moved it gets no alias, and re-scoring needs
+    Inspect has no public registry look-up (``registry_create`` loads entry points, which would
+    re-enter this import), so the alias needs its private ``registry_lookup`` and
+    ``registry_add``: for a name without a ``/`` the look-up reads the registry alone, never the
+    entry points (the same in every supported release; ``registry_has``, which says so, exists
+    only from 0.3.278). An Inspect that moved them gets no alias, and re-scoring needs
     ``--scorer ek/<name>``.
     """
     try:
-        from inspect_ai._util.registry import registry_add, registry_has, registry_info
+        from inspect_ai._util.registry import registry_add, registry_info, registry_lookup
     except ImportError:  # pragma: no cover - an Inspect that moved them: no alias
         return
     info = registry_info(factory)
     bare = unqualified(info.name)
-    if bare == info.name or registry_has(info.type, bare):
+    if bare == info.name or registry_lookup(info.type, bare) is not None:
         return
 
     @functools.wraps(factory)

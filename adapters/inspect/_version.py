@@ -4,9 +4,9 @@ The floor is the oldest release ``make test-hosts`` passes (see ``docs/host_vers
 What the adapter needs and :func:`missing_features` checks: ``@metric(scores="unreduced")`` (from
 0.3.241; before it ek's corpus metrics would see one reduced score per sample, with the first
 epoch's metadata only: a wrong number with no error) and ``Score.unscored(reason=...)`` (from
-about 0.3.262; before it a raising ek metric errors the eval). The bare-name alias that lets
-``inspect score LOG`` reload ek scorers needs the registry's ``registry_has`` (0.3.278), guarded
-where it is used (``_names``).
+0.3.262 at the latest; before it a raising ek metric errors the eval). The bare-name alias that
+lets ``inspect score LOG`` reload ek scorers reads Inspect's private registry, guarded where it is
+used (``_names``).
 """
 
 from __future__ import annotations

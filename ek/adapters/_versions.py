@@ -234,13 +234,13 @@ HOSTS: dict[str, HostRange] = {
     "inspect": HostRange(
         dist="inspect-ai",
         module="inspect",
-        floor="0.3.278",
+        floor="0.3.262",
         below="1",
         why_floor=(
             "ek is not tested there: before 0.3.241 Inspect has no @metric(scores='unreduced'), "
             "so ek's corpus metrics would see only the first epoch of each sample (a wrong "
-            "number); 0.3.241-0.3.277 fail ek's tests (no score reasons before ~0.3.262, NaN "
-            "read back as None, re-scoring by bare name)"
+            "number); 0.3.241 fails ek's tests (no score reasons, so a raising ek metric errors "
+            "the eval; a NaN read back from the log as None); 0.3.242-0.3.261 are not tested"
         ),
     ),
     "deepeval": HostRange(
