@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec
+from ek.agents.cost import per_million
 from ek.agents.policy import Confirm, PolicyMetric
 from ek.agents.simulate import (
     Conversation,
@@ -47,6 +48,12 @@ __all__ = [
 CONVERSATION_STORES = ("conversations.scripted.trials.jsonl", "conversations.llm.trials.jsonl")
 
 _ORDER = re.compile(r"#W\d{7}")
+
+#: ILLUSTRATIVE prices (USD per million tokens) of this part's two made-up models.
+CONVERSATION_PRICES = {
+    "demo-agent": per_million(0.15, 0.60, source="illustrative"),
+    "demo-user-model": per_million(0.40, 1.60, source="illustrative"),
+}
 
 
 def _scenario(goal: str, order: str, phrases: list[str]) -> Scenario:
@@ -174,7 +181,7 @@ def run_conversations(
                 metrics=[PolicyMetric()],
                 run=run,
                 store=stores(name),
-                retry_on=(),
+                prices=CONVERSATION_PRICES,
             )
     return out
 
@@ -186,31 +193,33 @@ def _spoiled_runs(res: Any, max_reruns: int) -> int:
     return kept + res.n_infra_errors * (max_reruns + 1)
 
 
+def _usd(x: float | None) -> str:
+    return "unknown" if x is None else f"{x:.4f}"
+
+
 def format_conversations(results: Mapping[str, Any], max_reruns: int = 1) -> str:
     """The two runs side by side."""
     lines = [
         "== conversations: 2 retail tasks, one agent, two user simulators "
         f"(a spoiled conversation is re-run with a fresh seed up to {max_reruns} time(s))",
         f"   {'simulator':<44}{'trials':>7}{'set apart':>10}{'spoiled':>8}{'success':>9}"
-        f"{'pass^k':>13}{'agent tok':>11}{'user tok':>10}{'policy':>8}",
+        f"{'pass^k':>13}{'agent $':>9}{'user $':>9}{'$/success':>10}{'policy':>7}",
     ]
     for res in results.values():
         rel, by_role = res.reliability, res.cost.by_role
-        tok = {
-            r: by_role[r].tokens["input_tokens"] if r in by_role else 0
-            for r in ("agent", "simulator")
-        }
+        usd = {r: by_role[r].dollars if r in by_role else 0.0 for r in ("agent", "simulator")}
         kk = max(rel.pass_hat_k)
         pk = f"{rel.pass_hat_k[kk].point:.3f} (k={kk})"
         lines.append(
             f"   {res.run.simulator:<44}{res.n_trials:>7}{res.n_infra_errors:>10}"
             f"{_spoiled_runs(res, max_reruns):>8}{rel.success_rate.point:>9.3f}{pk:>13}"
-            f"{tok['agent']:>11,}{tok['simulator']:>10,}{res.metrics['policy']:>8.3f}"
+            f"{_usd(usd['agent']):>9}{_usd(usd['simulator']):>9}"
+            f"{_usd(res.cost.cost_of_pass):>10}{res.metrics['policy']:>7.3f}"
         )
     lines.append(
         "   (set apart: trials the simulator spoiled on every run, not counted, like "
-        "infrastructure errors; spoiled: conversations with a simulator fault; Cost-of-Pass "
-        "counts the agent's tokens only; policy: PolicyMetric's compliance, the cancel task's rule "
+        "infrastructure errors; spoiled: conversations with a simulator fault; $/success: "
+        "Cost-of-Pass, the agent's dollars only, at illustrative prices; policy: PolicyMetric's compliance, the cancel task's rule "
         "being the customer's explicit yes after the agent described the cancellation)"
     )
     return "\n".join(lines)
