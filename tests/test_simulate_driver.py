@@ -335,3 +335,23 @@ def test_conversational_wraps_fills_and_refuses() -> None:
         conversational(agent, [TASK], RunProvenance(), ScriptedSimulator())
     plain, untouched = conversational(shop_agent, [TaskSpec("plain")], RunProvenance())
     assert plain is shop_agent and untouched.simulator is None  # not a conversational run
+
+
+def test_run_suite_with_a_simulator_runs_every_task_as_a_conversation(tmp_path: Any) -> None:
+    store = str(tmp_path / "run.jsonl")
+    res = run_suite(
+        shop_agent, [TASK], k=3, check=refunded, simulator=ScriptedSimulator(), store=store
+    )
+    assert dict(res.counts) == {"refund": (3, 3)}
+    assert res.run.simulator == "scripted@1"  # filled in: the gate compares it
+    assert all(ep.metadata["conversation"]["simulator"] == "scripted@1" for ep in res.episodes)
+    again = run_suite(
+        shop_agent, [TASK], k=3, check=refunded, simulator=ScriptedSimulator(), store=store
+    )
+    assert again.resumed == 3 and dict(again.counts) == {"refund": (3, 3)}  # read back, not re-run
+    with pytest.raises(ValueError, match="needs a scenario on every task"):
+        run_suite(shop_agent, [TASK, TaskSpec("plain")], simulator=ScriptedSimulator())
+    with pytest.raises(ValueError, match="simulator_reruns must be an int >= 0, got -1"):
+        run_suite(shop_agent, [TASK], simulator=ScriptedSimulator(), simulator_reruns=-1)
+    with pytest.raises(TypeError, match="simulator must be a user simulator"):
+        run_suite(shop_agent, [TASK], simulator="gpt-4o")

@@ -87,6 +87,8 @@ class SuiteOptions(TypedDict, total=False):
     faults: FaultPlan | None
     fault: Fault | None
     resume_undescribed_checker: bool
+    simulator: Any
+    simulator_reruns: int
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,8 @@ class SuiteConfig:
     faults: FaultPlan | None = None
     fault: Fault | None = None
     resume_undescribed_checker: bool = False
+    simulator: Any = None
+    simulator_reruns: int = 2
 
     def __post_init__(self) -> None:
         trial_count("k", self.k)  # at most MAX_TRIALS: checked before any work
@@ -169,6 +173,7 @@ class SuiteConfig:
                 f"adaptive must be an ek.agents._adaptive.Adaptive or None, got "
                 f"{type(self.adaptive).__name__}"
             )
+        _check_simulator(self.simulator, self.simulator_reruns)
 
     @property
     def retry_policy(self) -> RetryPolicy:
@@ -209,6 +214,15 @@ class SuiteConfig:
 
 
 _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(SuiteConfig))
+
+
+def _check_simulator(simulator: Any, reruns: Any) -> None:
+    if simulator is not None and not callable(simulator):
+        raise TypeError(
+            "simulator must be a user simulator, a callable view -> turn (ek.agents.simulate), "
+            f"got {type(simulator).__name__}"
+        )
+    positive_int("simulator_reruns", reruns, minimum=0)
 
 
 def _check_faults(faults: Any, fault: Any) -> None:

@@ -150,6 +150,16 @@ def _resolve_run(run: Any, seed: int | None) -> RunProvenance:
     return run
 
 
+def _conversational(
+    agent: Callable[..., Any], suite: tuple[TaskSpec, ...], run: RunProvenance, cfg: SuiteConfig
+) -> tuple[Callable[..., Any], RunProvenance]:
+    """A conversational suite runs through :mod:`ek.agents.simulate`'s driver, the simulator
+    named in the provenance (imported on use: it builds on this package)."""
+    from .simulate import conversational
+
+    return conversational(agent, suite, run, cfg.simulator, max_reruns=cfg.simulator_reruns)
+
+
 def _raise_harness_error(err: BaseException, done: int, st: TrialStore | None) -> None:
     if isinstance(err, HarnessError):
         raise err
@@ -179,6 +189,7 @@ async def arun_suite(
         raise TypeError(f"agent must be callable, got {type(agent).__name__}")
     suite = _tasks(tasks)
     run = _resolve_run(cfg.run, cfg.seed)
+    agent, run = _conversational(agent, suite, run, cfg)
     checker = resolve_checker(cfg.check)
     ms = prepare_metrics(
         cfg.metrics, suite, check=cfg.check, checker=checker, price=cfg.price, prices=cfg.prices
@@ -284,6 +295,13 @@ def run_suite(
             own store beside ``store`` (``run.fault-<name>.jsonl``).
         fault: One :class:`~ek.agents.Fault` every trial runs under (what each pass of
             ``faults`` uses).
+        simulator: A user simulator (:mod:`ek.agents.simulate`): every task is a conversation
+            on its ``scenario`` and ``agent`` is a conversational agent,
+            ``agent(conversation) -> turn``; a conversation the simulator spoiled is re-run
+            with a fresh seed, then set apart like an infrastructure error; ``run.simulator``
+            is filled in with the simulator's identity (the gate compares it). An agent that
+            is a :class:`~ek.agents.simulate.ConversationAgent` already needs none.
+        simulator_reruns: Re-runs of a spoiled conversation with a fresh seed (>= 0, default 2).
         resume_undescribed_checker: Resume ``store`` although the checker cannot be described
             in full (:mod:`ek.agents._fingerprint`: e.g. it closes over an object whose settings
             cannot be read) or the store records its checker by name only; by default such a
