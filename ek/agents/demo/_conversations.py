@@ -85,7 +85,7 @@ def conversation_tasks() -> list[TaskSpec]:
             scenario=_scenario("cancel", "#W2000002", ["cancel"]),
             # the shop's policy: the customer's explicit "yes" after the agent described the
             # cancellation and before the call (ek.agents.policy; PolicyMetric in the run)
-            policies=[Confirm("cancel_pending_order", describe="cancel")],
+            policies=(Confirm("cancel_pending_order", describe="cancel"),),
         ),
     ]
 
