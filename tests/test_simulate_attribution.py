@@ -222,3 +222,33 @@ def test_taubench_import_refuses_junk(tmp_path: object) -> None:
         read_taubench(42)
     with pytest.raises(ValueError, match="needs an 'instruction' text"):
         scenario_from_taubench({})
+
+
+def test_attribute_run_over_imported_taubench_failures() -> None:
+    from ek.agents.simulate import attribute_run
+
+    leaky = {
+        "task_id": 9,
+        "trial": 0,
+        "reward": 0.0,
+        "info": {"task": {"instruction": "Cancel #W1000001."}},
+        "traj": [
+            {"role": "user", "content": "Cancel #W1000003"},
+            {"role": "assistant", "content": "No."},
+        ],
+    }
+    eps = read_taubench([*TAU, leaky])
+    tasks = {str(r["task_id"]): r for r in [*TAU, leaky]}
+
+    def scenario(ep: Episode) -> Scenario:
+        task = tasks[ep.task_id].get("info", {}).get("task", {"instruction": ""})
+        return scenario_from_taubench(task)
+
+    res = attribute_run(eps, scenario)
+    # task 7 passed (not attributed); task 8: environment error; task 9: a contradicted order id
+    assert (res.failed, dict(res.by_party)) == (2, {"agent": 0, "simulator": 1, "environment": 1})
+    assert dict(res.by_fault) == {"contradicted": 1}
+    assert [k for k, _ in res.trials] == [("8", 0), ("9", 0)]
+    assert res.to_dict()["reason"] == "2 failed trial(s): agent 0, simulator 1, environment 1"
+    with pytest.raises(ValueError, match="no scenario for task '8'"):
+        attribute_run(eps, {"9": SC})

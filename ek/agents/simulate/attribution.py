@@ -40,7 +40,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,8 +53,10 @@ __all__ = [
     "FAULT_KINDS",
     "PARTIES",
     "Attribution",
+    "RunAttribution",
     "SimulatorFault",
     "attribute",
+    "attribute_run",
     "check_simulator",
     "conversation_of",
 ]
@@ -305,3 +307,90 @@ def attribute(
             "agent", "no rule applies (the reviewer named no party)", (), {"reviewer": None}
         )
     return Attribution("agent", "no simulator or environment fault found", ())
+
+
+@dataclass(frozen=True)
+class RunAttribution:
+    """Whose fault a run's failures are.
+
+    Attributes:
+        failed: The failed trials attributed.
+        by_party: ``{party: failed trials}`` for every party in :data:`PARTIES`.
+        by_fault: ``{fault kind: failed trials with it}`` (a trial may have several kinds).
+        trials: ``((task_id, trial), Attribution)`` of every failed trial, in episode order.
+    """
+
+    failed: int
+    by_party: Mapping[str, int]
+    by_fault: Mapping[str, int]
+    trials: tuple[tuple[tuple[str, int], Attribution], ...]
+
+    @property
+    def reason(self) -> str:
+        """One line: the failures by party."""
+        parts = ", ".join(f"{p} {self.by_party[p]}" for p in PARTIES)
+        return f"{self.failed} failed trial(s): {parts}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "failed": self.failed,
+            "by_party": dict(self.by_party),
+            "by_fault": dict(self.by_fault),
+            "reason": self.reason,
+            "trials": [{"task_id": t, "trial": n, **a.to_dict()} for (t, n), a in self.trials],
+        }
+
+
+def attribute_run(
+    episodes: Iterable[Any],
+    scenarios: Mapping[str, Scenario] | Callable[[Any], Scenario],
+    *,
+    reviewer: Callable[..., Any] | None = None,
+) -> RunAttribution:
+    """:func:`attribute` over a run's failed trials (those whose ``success`` is not True).
+
+    Args:
+        episodes: The run's episodes (e.g. :func:`~ek.agents.simulate.read_taubench`'s).
+        scenarios: ``{task_id: Scenario}``, or a function of the episode giving its scenario.
+        reviewer: As for :func:`attribute`.
+
+    Raises:
+        ValueError: an episode of a task ``scenarios`` has no scenario for, or one that
+            records no conversation.
+
+    Example:
+        >>> from ek.agents.base import Episode
+        >>> msgs = [{"role": "user", "content": "Refund #W1000002"}]
+        >>> sc = Scenario(facts={"order_id": "#W1000001"}, patterns={"order_id": r"#W\\d{7}"})
+        >>> eps = [Episode("t", success=False, metadata={"messages": msgs}),
+        ...        Episode("t", trial=1, success=True, metadata={"messages": []})]
+        >>> attribute_run(eps, {"t": sc}).reason
+        '1 failed trial(s): agent 0, simulator 1, environment 0'
+    """
+    by_party = dict.fromkeys(PARTIES, 0)
+    by_fault: dict[str, int] = {}
+    trials = []
+    for ep in episodes:
+        if ep.success is True:
+            continue
+        a = attribute(ep, _scenario_for(ep, scenarios), reviewer=reviewer)
+        party = a.party or "agent"  # a failed trial always has one
+        by_party[party] = by_party.get(party, 0) + 1
+        for kind in sorted({f.kind for f in a.faults}):
+            by_fault[kind] = by_fault.get(kind, 0) + 1
+        trials.append(((ep.task_id, ep.trial), a))
+    return RunAttribution(len(trials), by_party, by_fault, tuple(trials))
+
+
+def _scenario_for(
+    episode: Any, scenarios: Mapping[str, Scenario] | Callable[[Any], Scenario]
+) -> Scenario:
+    if callable(scenarios):
+        return scenarios(episode)
+    sc = scenarios.get(episode.task_id)
+    if sc is None:
+        raise ValueError(
+            f"no scenario for task {episode.task_id!r} (scenarios names {len(scenarios)} task(s))"
+        )
+    return sc
