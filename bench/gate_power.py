@@ -5,7 +5,7 @@ distribution (fresh for every repetition); a baseline and a current run are draw
 (``k`` trials per task), either unchanged (false-alarm rate) or with every task's probability
 scaled so the suite's mean success rate drops by 15 points (power). Four decisions are compared:
 
-* ``ek gate``: :func:`ek.agents._gate.agent_regression_gate` (Newcombe on the success rate, plus
+* ``ek gate``: :func:`ek.agents.harness.agent_regression_gate` (Newcombe on the success rate, plus
   the pass^k difference interval when k >= 2): the full gate, as CI would run it;
 * ``ek gate, stratified``: the same with ``stratified=True`` (paired by task);
 * ``CI vs baseline point``: "regression" when the current Wilson upper bound is below the
@@ -30,10 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ek.agents._gate import agent_regression_gate
-from ek.agents._summary import RunSummary
 from ek.agents.base import RunProvenance
-from ek.agents.reliability import wilson_interval
+from ek.agents.harness import RunSummary, agent_regression_gate
+from ek.stats import wilson_interval
 
 METHODS = ("ek gate", "ek gate, stratified", "CI vs baseline point", "CIs do not overlap")
 RUN = RunProvenance(agent="sim", suite_version="v1")

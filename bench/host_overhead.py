@@ -54,7 +54,7 @@ from ragas import evaluate as rg_evaluate
 from ragas.metrics import ToolCallF1
 from ragas.metrics.collections import ToolCallF1 as CollectionsToolCallF1
 
-from ek.agents import Episode, Step, TaskSpec
+from ek.agents.base import Episode, Step, TaskSpec
 from ek.agents.toolcalls import ToolCallMetric
 
 

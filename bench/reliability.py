@@ -46,13 +46,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ek.agents import robustness, trials_saved
-from ek.agents._adaptive import Adaptive
-from ek.agents._faults import Fault, FaultPlan, ToolFault
-from ek.agents._gate import agent_regression_gate
-from ek.agents._summary import MetricSummary, RunSummary
+from ek.agents import Adaptive, Fault, FaultPlan, ToolFault, robustness, trials_saved
 from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.harness import TrialContext, run_suite
+from ek.agents.harness import (
+    MetricSummary,
+    RunSummary,
+    TrialContext,
+    agent_regression_gate,
+    run_suite,
+)
 from ek.agents.reliability import reliability
 from ek.base import Score
 

@@ -1,7 +1,7 @@
 """Scale of ``ek-agents report`` and ``ek-agents gate``: time and peak memory against trials.
 
 Builds synthetic trial stores of 10^4, 10^5 and 10^6 trials in a temporary folder, in the
-project's own format, written by the project's writer (:class:`ek.agents._store.TrialStore`):
+project's own format, written by the project's writer (:class:`ek.agents.harness.TrialStore`):
 the records :func:`ek.agents.harness.run_suite` wrote for a two-call refund task scored by four
 metrics (task success, tool calls, trajectory, Cost-of-Pass), cloned onto ``trials / 50``
 synthetic tasks (k = 50, three slices; the verdict of each clone is drawn per task and trial,
@@ -45,7 +45,7 @@ SIZES = (10_000, 100_000, 1_000_000)
 
 def _agent(task: Any) -> Any:
     """Two tool calls (one argument wrong on odd tasks) and one model call's usage."""
-    from ek.agents._episode import Cost, Episode, Step, Trajectory
+    from ek.agents.base import Cost, Episode, Step, Trajectory
 
     odd = int(task.task_id[-1]) % 2
     steps = (
@@ -58,11 +58,9 @@ def _agent(task: Any) -> Any:
 
 def _templates(folder: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A real run_suite store (4 metrics, k = 2): its header and its records, as templates."""
-    from ek.agents._episode import RunProvenance, Step, Trajectory
-    from ek.agents._spec import TaskSpec
-    from ek.agents._store import read_store
+    from ek.agents.base import RunProvenance, Step, TaskSpec, Trajectory
     from ek.agents.cost import per_million
-    from ek.agents.harness import run_suite
+    from ek.agents.harness import read_store, run_suite
     from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
     from ek.agents.toolcalls import ToolCallMetric
     from ek.agents.trajectory import TrajectoryMetric
@@ -127,7 +125,7 @@ def build_store(
     path: str, n_trials: int, templates: Any, *, shift: float = 0.0, k: int = K
 ) -> None:
     """A synthetic store of ``n_trials`` (``n_trials / k`` tasks of k trials) at ``path``."""
-    from ek.agents._store import TrialStore
+    from ek.agents.harness import TrialStore
 
     header, recs = templates
     n_tasks = max(1, n_trials // k)

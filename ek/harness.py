@@ -130,7 +130,7 @@ class ScalarGateResult:
 def undefined_policy(allow_undefined: Any) -> bool | frozenset[str]:
     """Validate a gate's ``allow_undefined``: ``True``/``False`` or a collection of check names.
 
-    Both gates (:func:`regression_gate` and :func:`ek.agents._gate.agent_regression_gate`)
+    Both gates (:func:`regression_gate` and :func:`ek.agents.harness.agent_regression_gate`)
     fail a check whose change is undefined (NaN) unless it is allowed here.
 
     Example:
@@ -201,7 +201,7 @@ def regression_gate(
     silently passed); extra current metrics are ignored. An **undefined change** (a NaN on
     either side, or ``inf - inf``) fails the check: an undefined value cannot show that nothing
     regressed. ``allow_undefined`` lets named metrics (or, ``True``, all) pass it with the
-    reason saying so; :func:`ek.agents._gate.agent_regression_gate` does the same.
+    reason saying so; :func:`ek.agents.harness.agent_regression_gate` does the same.
 
     Args:
         current: The new values.

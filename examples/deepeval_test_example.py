@@ -19,7 +19,9 @@ from deepeval import assert_test
 from deepeval.test_case import LLMTestCase, ToolCall
 from ek.adapters.deepeval import EkMetric, to_deepeval_test_case
 
-from ek.agents import Cost, CostPerSuccessMetric, Episode, Step, TaskSpec, ToolSpec, per_million
+from ek.agents.base import Cost, Episode, Step, TaskSpec, ToolSpec
+from ek.agents.cost import per_million
+from ek.agents.metrics import CostPerSuccessMetric
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 

@@ -51,7 +51,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import store
 
-from ek.agents import Step, TaskSpec, ToolSpec
+from ek.agents.base import Step, TaskSpec, ToolSpec
 
 # --------------------------------------------------------------------------- the world
 

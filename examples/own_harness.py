@@ -18,8 +18,13 @@ import tempfile
 import warnings
 
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.demo import DEMO_PRICES, baseline_agent, candidate_agent, load_tasks
-from ek.agents.demo._world import replayed_state_match
+from ek.agents.demo import (
+    DEMO_PRICES,
+    baseline_agent,
+    candidate_agent,
+    load_tasks,
+    replayed_state_match,
+)
 from ek.agents.harness import (
     TrialContext,
     agent_regression_gate,

@@ -26,7 +26,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 from pydantic_evals import Case, Dataset
 
-from ek.agents import per_million
+from ek.agents.cost import per_million
 from ek.agents.metrics import TaskSuccessMetric
 from ek.agents.reliability import reliability
 from ek.agents.toolcalls import ToolCallMetric

@@ -9,15 +9,9 @@ ek refuses to invent a dollar figure for a model it has no price for.
 
 from __future__ import annotations
 
-from ek.agents import (
-    Cost,
-    CostPerSuccessMetric,
-    Episode,
-    Step,
-    TaskSuccessMetric,
-    cost_report,
-    per_million,
-)
+from ek.agents.base import Cost, Episode, Step
+from ek.agents.cost import cost_report, per_million
+from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.evaluate import evaluate
 
 # Illustrative prices (USD per million tokens), declared here on purpose: ek ships no prices.

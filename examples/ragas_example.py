@@ -21,7 +21,7 @@ from ek.adapters.ragas import ek_ragas_metric, to_pandas_with_reasons, to_ragas_
 from ragas import Dataset, EvaluationDataset, evaluate, experiment
 from ragas.metrics import ToolCallAccuracy, ToolCallF1
 
-from ek.agents import Episode, Step, TaskSpec
+from ek.agents.base import Episode, Step, TaskSpec
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 

@@ -30,10 +30,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from ek.agents import per_million
-from ek.agents._episode import Trajectory
-from ek.agents._spec import TaskSpec
-from ek.agents.cost import cost_report
+from ek.agents.base import TaskSpec, Trajectory
+from ek.agents.cost import cost_report, per_million
 from ek.agents.reliability import reliability
 from ek.agents.toolcalls import ToolCallMetric, normalize_calls
 from ek.agents.traces import (

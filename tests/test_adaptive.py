@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ek.agents import trials_saved
-from ek.agents._adaptive import Adaptive
+from ek.agents import Adaptive, trials_saved
 from ek.agents.base import TaskSpec
 from ek.agents.harness import SuiteConfig, TrialContext, run_suite
 

@@ -67,3 +67,57 @@ def test_the_map_names_no_module_that_is_gone() -> None:
         for p in (ROOT / d).glob("*.py")
     }
     assert named <= existing, sorted(named - existing)
+
+
+# ----------------------------------------------------------------------------- dependency direction
+#: The layers, lowest first: a module may import its own layer and the ones below, never above
+#: (docs/architecture.md: "Dependencies point one way: adapters -> ek.agents -> ek").
+LAYERS = ("ek", "ek.agents", "ek.adapters")
+
+
+def _layer(module: str) -> int:
+    return max(i for i, top in enumerate(LAYERS) if module == top or module.startswith(top + "."))
+
+
+def _imports_of(path: Path, module: str) -> set[str]:
+    """Every ek module ``path`` imports, at the top or inside a function, absolute or relative."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            found.add(name)
+            found |= {f"{name}.{a.name}" for a in node.names}
+    return {n for n in found if n == "ek" or n.startswith("ek.")}
+
+
+def _ek_sources() -> list[tuple[Path, str]]:
+    out = []
+    for path in sorted((ROOT / "ek").rglob("*.py")):
+        rel = path.relative_to(ROOT).with_suffix("")
+        parts = list(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        out.append((path, ".".join(parts)))
+    return out
+
+
+def test_dependencies_point_one_way() -> None:
+    upward = []
+    for path, module in _ek_sources():
+        for imported in _imports_of(path, module):
+            known = [t for t in LAYERS if imported == t or imported.startswith(t + ".")]
+            if known and _layer(imported) > _layer(module):
+                upward.append(f"{module} imports {imported}")
+    assert not upward, upward
+
+
+def test_the_map_states_the_direction() -> None:
+    assert "Dependencies point one way: `adapters` -> `ek.agents` -> `ek`." in MAP

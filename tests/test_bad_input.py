@@ -15,41 +15,35 @@ from typing import Any
 
 import pytest
 
-from ek import IsotonicCalibrator, Score
 from ek._validate import short_repr
-from ek.agents import (
+from ek.agents.base import (
     Cost,
-    CostPerSuccessMetric,
     Episode,
-    JudgeMetric,
-    JudgeSignal,
     RunProvenance,
     Step,
     TaskSpec,
-    TaskSuccessMetric,
     ToolSpec,
-    cost_of_pass,
-    episodes_from_inspect_log,
-    final_state_match,
-    from_inspect_sample,
-    load_prices,
-    mean_position_bias,
-    output_match,
-    per_million,
     read_episodes,
-    recorded_success,
-    resolve_price,
-    run_suite,
     write_episodes,
 )
-from ek.agents._store import StoreMismatchError
-from ek.agents.bridge import cost_from_usage
-from ek.agents.judge import JudgeError
-from ek.agents.metrics import check_name
+from ek.agents.bridge import cost_from_usage, episodes_from_inspect_log, from_inspect_sample
+from ek.agents.cost import cost_of_pass, load_prices, per_million, resolve_price
+from ek.agents.harness import StoreMismatchError, run_suite
+from ek.agents.judge import JudgeError, JudgeMetric, JudgeSignal, mean_position_bias
+from ek.agents.metrics import (
+    CostPerSuccessMetric,
+    TaskSuccessMetric,
+    check_name,
+    final_state_match,
+    output_match,
+    recorded_success,
+)
+from ek.base import Score
 from ek.canon import bfcl_standardize
 from ek.fields import f1_score
 from ek.harness import metric_direction
 from ek.jsonio import read_json
+from ek.quality import IsotonicCalibrator
 from ek.stats import (
     Interval,
     check_int,
@@ -273,7 +267,7 @@ def test_deeply_nested_or_odd_inspect_logs_are_value_errors(tmp_path: Path) -> N
 # ----------------------------------------------------------------------------- checker names
 
 
-@pytest.mark.filterwarnings("ignore::ek.agents.DeterministicAgentWarning")
+@pytest.mark.filterwarnings("ignore::ek.agents.reliability.DeterministicAgentWarning")
 def test_two_lambda_checkers_are_not_the_same_checker(tmp_path: Path) -> None:
     first = lambda ep, gold: ep.output == gold  # noqa: E731
     second = lambda ep, gold: True  # noqa: E731

@@ -11,8 +11,7 @@ from fractions import Fraction
 
 import pytest
 
-from ek.agents._spec import ToolSpec
-from ek.agents.base import Cost, Episode, Step, TaskSpec
+from ek.agents.base import Cost, Episode, Step, TaskSpec, ToolSpec
 from ek.agents.cost import dollars, episode_dollars, per_million
 from ek.agents.judge import JudgeSignal
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric

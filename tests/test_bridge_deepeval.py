@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ek.agents import Cost, Episode, RunProvenance, Step
+from ek.agents.base import Cost, Episode, RunProvenance, Step
 from ek.agents.bridge import from_deepeval_test_case, from_deepeval_trace
 
 _text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)

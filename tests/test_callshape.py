@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from ek.agents import normalize_call as exported_call
 from ek.agents.base import Step, Trajectory
 from ek.agents.toolcalls import (
     ACCEPTED_CALL_SHAPES,
@@ -19,6 +18,7 @@ from ek.agents.toolcalls import (
     normalize_call,
     normalize_calls,
 )
+from ek.agents.toolcalls import normalize_call as exported_call
 
 WANT = Step("lookup", {"id": "A1"})
 

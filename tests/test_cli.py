@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from ek.agents import cli
-from ek.agents._summary import RunSummary
 from ek.agents.base import Cost, Episode, RunProvenance, TaskSpec
 from ek.agents.cost import per_million
 from ek.agents.harness import (
     ProgressEvent,
+    RunSummary,
     TrialContext,
     load_run,
     run_suite,
@@ -133,7 +133,7 @@ def test_gate_refusals_exit_2(runs: dict[str, Path], tmp_path: Path, capsys: Any
 
 
 def test_a_missing_verdict_is_counted_as_unscored_not_as_a_failure() -> None:
-    from ek.agents._runs import summary_from_episodes
+    from ek.agents.harness import summary_from_episodes
 
     s = summary_from_episodes([Episode("a", success=True, run=RUN), Episode("b", run=RUN)])
     assert dict(s.counts) == {"a": (1, 1)} and s.n_unscored == 1

@@ -9,11 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ek.agents._consistency import consistency, flip_rate
-from ek.agents._gate import agent_regression_gate
-from ek.agents._runs import load_run
+from ek.agents import consistency, flip_rate
 from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.harness import TrialContext, run_suite
+from ek.agents.harness import TrialContext, agent_regression_gate, load_run, run_suite
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from ek.agents._infra import InfraError
+from ek.agents import InfraError
 from ek.agents.base import TaskSpec
 from ek.agents.harness import HarnessError, TrialContext, run_suite
 

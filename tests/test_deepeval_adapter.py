@@ -40,16 +40,9 @@ from ek.adapters.deepeval import (
 )
 
 from ek.adapters._shell import EkAdapterError
-from ek.agents import (
-    Cost,
-    CostPerSuccessMetric,
-    Episode,
-    Step,
-    TaskSpec,
-    TaskSuccessMetric,
-    Trajectory,
-    per_million,
-)
+from ek.agents.base import Cost, Episode, Step, TaskSpec, Trajectory
+from ek.agents.cost import per_million
+from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 

@@ -30,19 +30,12 @@ from deepeval.test_case import ConversationalTestCase, LLMTestCase, ToolCall, Tu
 from ek.adapters.deepeval import EkConversationalMetric, EkMetric, summary_from_evaluation
 from test_deepeval_adapter import by_name, no_outbound, quiet_evaluate  # noqa: F401 (fixture)
 
-from ek.agents import (
-    Cost,
-    CostPerSuccessMetric,
-    Episode,
-    FieldSpec,
-    Step,
-    TaskSpec,
-    TaskSuccessMetric,
-    ToolSpec,
-    per_million,
-)
-from ek.agents._gate import agent_regression_gate
+from ek.agents.base import Cost, Episode, Step, TaskSpec, ToolSpec
+from ek.agents.cost import per_million
+from ek.agents.harness import agent_regression_gate
+from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.toolcalls import ToolCallMetric
+from ek.grammar import FieldSpec
 
 LOOKUP = ToolSpec("lookup_order", [FieldSpec("order_id", "string")])
 REFUND = ToolSpec(

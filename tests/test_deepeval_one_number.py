@@ -31,15 +31,9 @@ from ek.adapters.deepeval import (
 from test_deepeval_adapter import by_name, no_outbound, quiet_evaluate  # noqa: F401 (fixture)
 
 from ek.adapters._shell import EkAdapterError
-from ek.agents import (
-    Cost,
-    CostPerSuccessMetric,
-    Episode,
-    Step,
-    TaskSpec,
-    TaskSuccessMetric,
-    per_million,
-)
+from ek.agents.base import Cost, Episode, Step, TaskSpec
+from ek.agents.cost import per_million
+from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 

@@ -5,27 +5,33 @@ from __future__ import annotations
 
 import pytest
 
+from ek.agents.base import RunProvenance, TaskSpec
 from ek.agents.cost import dollars
-from ek.agents.demo._agents import (
+from ek.agents.demo import (
+    DEMO_PRICES,
     ErrorProfile,
     ScriptedAgent,
     TokenModel,
-    TrialContext,
     baseline_agent,
     candidate_agent,
+    load_tasks,
+    replay,
+    replayed_state_match,
 )
-from ek.agents.demo._run import DEMO_PRICES
-from ek.agents.demo._tasks import load_tasks
-from ek.agents.demo._world import replay, replayed_state_match
+from ek.agents.harness import TrialContext
 from ek.agents.metrics import final_state_match
-from ek.agents.reliability import newcombe_difference
+from ek.stats import newcombe_difference
 
 TASKS = load_tasks()
 N_TRIALS = 12
 
 
+def _ctx(task: TaskSpec, trial: int, seed: int) -> TrialContext:
+    return TrialContext(task.task_id, trial, seed, RunProvenance(seed=seed), k=N_TRIALS)
+
+
 def _runs(agent: ScriptedAgent, seed: int = 0) -> list:
-    return [agent(t, TrialContext(trial=i, seed=seed)) for t in TASKS for i in range(N_TRIALS)]
+    return [agent(t, _ctx(t, i, seed)) for t in TASKS for i in range(N_TRIALS)]
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +44,9 @@ def test_reproducible_for_a_seed() -> None:
         a, b = make(), make()
         for t in TASKS[::5]:
             for trial in range(3):
-                assert a(t, TrialContext(trial, 11)) == b(t, TrialContext(trial, 11))
+                assert a(t, _ctx(t, trial, 11)) == b(t, _ctx(t, trial, 11))
         # the seed on the agent is used when the context carries none
-        assert make(seed=3)(TASKS[9]) == make(seed=3)(TASKS[9], TrialContext(0, 3))
+        assert make(seed=3)(TASKS[9]) == make(seed=3)(TASKS[9], _ctx(TASKS[9], 0, 3))
 
 
 def test_trials_and_seeds_differ(episodes) -> None:

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from ek.agents._runs import load_run
 from ek.agents.cli import main
-from ek.agents.demo._run import DEMO_PRICES, ProgressBar, run_demo
-from ek.agents.harness import ProgressEvent
+from ek.agents.demo import DEMO_PRICES, run_demo
+from ek.agents.demo._run import ProgressBar
+from ek.agents.harness import ProgressEvent, load_run
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -9,16 +9,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ek.agents.base import DESTRUCTIVE_WEIGHT, Episode, Step, suite_grammar
-from ek.agents.demo._agents import oracle_agent
-from ek.agents.demo._tasks import SUITE_VERSION, apply_changes, load_tasks, suite_info
-from ek.agents.demo._world import (
+from ek.agents.demo import (
+    SUITE_VERSION,
     TOOLS,
     call_tool,
     initial_db,
+    load_tasks,
+    oracle_agent,
     replay,
     replayed_state_match,
-    tool_schemas,
 )
+from ek.agents.demo._tasks import apply_changes, suite_info
+from ek.agents.demo._world import tool_schemas
 from ek.agents.metrics import TaskSuccessMetric, final_state_match
 
 TASKS = load_tasks()

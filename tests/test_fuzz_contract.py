@@ -53,7 +53,6 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-import ek
 import ek.agents
 import ek.agents._episode as episode
 import ek.agents._fingerprint as fingerprint
@@ -83,6 +82,8 @@ from ek.agents.harness import (
     load_run,
 )
 from ek.agents.verifier import hidden_tests
+from ek.base import Score
+from ek.evaluate import evaluate
 from ek.registry import registered, resolve
 
 # ``ek.agents.reliability`` the attribute is the function; the module is imported by name
@@ -284,7 +285,7 @@ EP = episode.Episode(
 TOOL = spec.ToolSpec("f", [grammar.FieldSpec("x")])
 TASK = spec.TaskSpec("t", gold={"a": 1}, gold_calls=[STEP], tools=[TOOL])
 PRICE = cost.per_million(1.0, 2.0)
-SCORE = ek.Score(1.0, {"tp": 1.0, "fp": 0.0, "fn": 0.0, "passed": True})
+SCORE = Score(1.0, {"tp": 1.0, "fp": 0.0, "fn": 0.0, "passed": True})
 INTERVAL = stats.Interval(0.5, 0.4, 0.6, 0.95, "wilson")
 PAIRWISE = judge.PairwiseResult(0.5, "tie", 0.0, False, 0.5, 0.5, "tie")
 
@@ -419,13 +420,13 @@ SCORES = st.one_of(J, st.lists(junk_or(SCORE), max_size=4))
 STEPS = st.one_of(J, st.lists(junk_or(STEP, {"tool": "f", "args": {"x": 1}}), max_size=4))
 
 CORE: list[Entry] = [
-    E("Score", ek.Score, J, J),
-    E("Score.value", ek.Score, J),
+    E("Score", Score, J, J),
+    E("Score.value", Score, J),
     E("FieldSpec", grammar.FieldSpec, J, J, J, J),
     E("FieldSpec.from_dict", grammar.FieldSpec.from_dict, J),
     E("NodeType", grammar.NodeType, J, J, J),
     E("GraphGrammar", grammar.GraphGrammar, J, default_weight=FLOAT, default_importance=FLOAT),
-    E("evaluate", ek.evaluate, junk_or(resolve("metrics", "tool_calls")), J, J),
+    E("evaluate", evaluate, junk_or(resolve("metrics", "tool_calls")), J, J),
     E("cohen_kappa", iaa.cohen_kappa, J, J, J),
     E("cohen_kappa.labels", iaa.cohen_kappa, junk_or([1, 2]), junk_or([1, 2]), labels=J),
     E("krippendorff_alpha", iaa.krippendorff_alpha, J, junk_or("nominal", "interval")),
@@ -443,10 +444,10 @@ CORE: list[Entry] = [
     E("IsotonicCalibrator.from_dict", quality.IsotonicCalibrator.from_dict, J),
     E("estimate_quality", quality.estimate_quality, J, J, calibrator=J, threshold=J),
     E("order_signals", quality.order_signals, J),
-    E("regression_gate", ek.regression_gate, J, J, tolerance=J, higher_is_better=J),
+    E("regression_gate", scalar_gate.regression_gate, J, J, tolerance=J, higher_is_better=J),
     E(
         "regression_gate.values",
-        ek.regression_gate,
+        scalar_gate.regression_gate,
         st.dictionaries(st.text(max_size=2), J),
         st.dictionaries(st.text(max_size=2), J),
     ),

@@ -12,12 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ek.agents._gate import GateRefusedError, agent_regression_gate, paired_difference
-from ek.agents._runs import RunLoadError
-from ek.agents._summary import MetricSummary, RunSummary
 from ek.agents.base import RunProvenance
-from ek.agents.harness import load_agent_baseline, run_suite, save_agent_baseline
-from ek.agents.reliability import newcombe_difference, wilson_interval
+from ek.agents.harness import (
+    GateRefusedError,
+    MetricSummary,
+    RunLoadError,
+    RunSummary,
+    agent_regression_gate,
+    load_agent_baseline,
+    paired_difference,
+    run_suite,
+    save_agent_baseline,
+)
 from ek.base import Score
 from ek.harness import (
     load_baseline,
@@ -26,6 +32,7 @@ from ek.harness import (
     save_baseline,
 )
 from ek.jsonio import from_json_safe, to_json_safe
+from ek.stats import newcombe_difference, wilson_interval
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -94,7 +101,8 @@ def test_improvement_is_a_clean_pass() -> None:
 
 
 def test_pass_hat_k_check_uses_difference_interval() -> None:
-    from ek.agents.reliability import difference_interval, pass_hat_k
+    from ek.agents.reliability import pass_hat_k
+    from ek.stats import difference_interval
 
     base = summary({"a": (4, 4), "b": (4, 3), "c": (4, 4), "d": (4, 2)}, k=4)
     cur = summary({"a": (4, 2), "b": (4, 1), "c": (4, 4), "d": (4, 0)}, k=4)
@@ -289,7 +297,7 @@ def test_the_two_gates_agree_on_undefined_changes() -> None:
 
 
 def test_a_run_with_unscored_samples_is_refused_unless_allowed() -> None:
-    from ek.agents._summary import Unscored
+    from ek.agents.harness import Unscored
 
     base = flat(30, 27)
     cur = summary(
@@ -313,7 +321,7 @@ def test_a_run_with_unscored_samples_is_refused_unless_allowed() -> None:
 
 
 def test_unscored_and_metric_alias_survive_a_baseline(tmp_path: Path) -> None:
-    from ek.agents._summary import Unscored
+    from ek.agents.harness import Unscored
 
     scores = {"t0": (Score(1.0, {"tp": 2.0, "fp": 0.0, "fn": 0.0}),)}
     m = MetricSummary("ek_scorer:tool_calls", True, 1.0, scores, metric="tool_calls")

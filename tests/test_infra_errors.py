@@ -13,11 +13,16 @@ from typing import Any
 
 import pytest
 
-from ek.agents._gate import GateRefusedError, agent_regression_gate
-from ek.agents._infra import InfraError, RetryPolicy
-from ek.agents._runs import load_run
+from ek.agents import InfraError, RetryPolicy
 from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.harness import SuiteConfig, TrialContext, run_suite
+from ek.agents.harness import (
+    GateRefusedError,
+    SuiteConfig,
+    TrialContext,
+    agent_regression_gate,
+    load_run,
+    run_suite,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -19,10 +19,9 @@ from typing import Any
 
 import pytest
 
-from ek.agents._gate import agent_regression_gate
 from ek.agents._resample import MetricDifference
-from ek.agents._summary import MetricSummary, RunSummary
 from ek.agents.base import RunProvenance
+from ek.agents.harness import MetricSummary, RunSummary, agent_regression_gate
 from ek.agents.reliability import pass_hat_k, reliability
 from ek.base import Score
 from ek.stats import (

@@ -46,28 +46,17 @@ from hypothesis import strategies as st
 
 import ek
 import ek.agents
-from ek.agents import (
-    SCHEMES,
-    Cost,
-    CostPerSuccessMetric,
-    Episode,
-    FieldSpec,
-    Step,
-    TaskSpec,
-    TaskSuccessMetric,
-    ToolCallMetric,
-    ToolSpec,
-    TrajectoryMetric,
-)
+from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, ToolSpec
 from ek.agents.cost import per_million
-from ek.agents.demo import TrialContext, baseline_agent, candidate_agent, load_tasks
+from ek.agents.demo import baseline_agent, candidate_agent, load_tasks
+from ek.agents.harness import TrialContext
+from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
+from ek.agents.toolcalls import ToolCallMetric
+from ek.agents.trajectory import SCHEMES, TrajectoryMetric
 from ek.base import Score
+from ek.grammar import FieldSpec
+from ek.jsonio import from_json_safe, to_json_safe  # the one JSON codec for non-finite floats
 from ek.registry import registered, resolve
-
-try:  # the one JSON codec for non-finite floats; it used to live in ek.harness
-    from ek.jsonio import from_json_safe, to_json_safe
-except ImportError:  # pragma: no cover - before the codec moved
-    from ek.jsonio import from_json_safe, to_json_safe
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -290,7 +279,7 @@ def demo_pairs() -> tuple[tuple[Episode, TaskSpec], ...]:
     """Real episodes of the embedded demo: both scripted agents, two seeded trials, every task."""
     tasks = load_tasks()
     return tuple(
-        (agent(task, TrialContext(trial=seed, seed=seed)), task)
+        (agent(task, TrialContext(task.task_id, seed, seed, RunProvenance(seed=seed), k=2)), task)
         for agent in (baseline_agent(), candidate_agent())
         for seed in (0, 1)
         for task in tasks

@@ -16,9 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ek.agents import Step, TaskSpec, ToolCallMetric
+from ek.agents.base import Step, TaskSpec
 from ek.agents.bridge._model_calls import model_calls, read_model_call
-from ek.agents.toolcalls import MALFORMED_TOOL, CallShapeError, normalize_call, normalize_calls
+from ek.agents.toolcalls import (
+    MALFORMED_TOOL,
+    CallShapeError,
+    ToolCallMetric,
+    normalize_call,
+    normalize_calls,
+)
 
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),

@@ -94,14 +94,13 @@ from ek.agents.demo import (
     DEMO_PRICES,
     SUITE_VERSION,
     TOOLS,
-    TrialContext,
     baseline_agent,
     candidate_agent,
     load_tasks,
     replayed_state_match,
 )
 from ek.agents.demo._run import DEMO_SCAFFOLD, demo_metrics
-from ek.agents.harness import SuiteResult, run_suite, trial_seed
+from ek.agents.harness import SuiteResult, TrialContext, run_suite, trial_seed
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.reliability import pass_hat_k
 from ek.agents.toolcalls import ToolCallMetric
@@ -308,7 +307,8 @@ def direct() -> Direct:
             mets = ek_metrics(task.grammar())  # each metric with its task's grammar
             for trial in range(K):
                 # The harness's per-trial seed: the same episode run_suite and Inspect replay.
-                ctx = TrialContext(trial=trial, seed=trial_seed(SEED, task.task_id, trial))
+                seed = trial_seed(SEED, task.task_id, trial)
+                ctx = TrialContext(task.task_id, trial, seed, RunProvenance(seed=SEED), k=K)
                 ep = agent(task, ctx)
                 key = (agent.name, task.task_id, trial)
                 episodes[key] = ep
@@ -389,7 +389,7 @@ def inspect_run(
     mod = inspect_demo_module()  # skips without the inspect extra (the core-only step)
     from inspect_ai.log import read_eval_log
 
-    from ek.agents.demo._agents import baseline_agent, candidate_agent
+    from ek.agents.demo import baseline_agent, candidate_agent
 
     name = request.param
     agent = {"baseline": baseline_agent, "candidate": candidate_agent}[name]()
@@ -662,7 +662,8 @@ def replay(direct: Direct) -> DemoReplay:
     plans: dict[str, tuple[Episode, tuple[Cost, ...]]] = {}
     for agent in agents():
         for key in direct.trials(agent.name):
-            ctx = TrialContext(trial=key[2], seed=trial_seed(SEED, key[1], key[2]))
+            seed = trial_seed(SEED, key[1], key[2])
+            ctx = TrialContext(key[1], key[2], seed, RunProvenance(seed=SEED), k=K)
             episode, calls = agent.plan(direct.task(key), ctx)
             assert episode == direct.episodes[key], f"{show(key)}: plan() differs from __call__"
             assert len(calls) == len(episode.trajectory) + 1  # a model call per step + the reply

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ek.agents._summary import RunSummary
 from ek.agents.base import RunProvenance
+from ek.agents.harness import RunSummary
 from ek.agents.plots import (
     PLOT_EXTRA_HINT,
     PlotRun,

@@ -42,10 +42,9 @@ from pydantic_evals import Case, Dataset
 from pydantic_evals.evaluators import EvaluationReason, Evaluator, EvaluatorContext
 from pydantic_evals.otel import SpanTreeRecordingError
 
-from ek.agents._episode import Cost, Episode, Step
-from ek.agents._gate import agent_regression_gate
-from ek.agents._spec import TaskSpec
+from ek.agents.base import Cost, Episode, Step, TaskSpec
 from ek.agents.cost import cost_of_pass, per_million
+from ek.agents.harness import agent_regression_gate
 from ek.agents.metrics import TaskSuccessMetric
 from ek.agents.reliability import reliability
 from ek.agents.toolcalls import ToolCallMetric, normalize_calls

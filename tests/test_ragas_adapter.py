@@ -41,7 +41,8 @@ from ek.adapters.ragas import (
 )
 from test_bridge_deepeval import episodes  # the Episode strategy (shared)
 
-from ek.agents import Cost, CostPerSuccessMetric, Episode, Step, TaskSpec, TaskSuccessMetric
+from ek.agents.base import Cost, Episode, Step, TaskSpec
+from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 

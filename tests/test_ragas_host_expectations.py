@@ -37,8 +37,9 @@ from ek.adapters.ragas import (
 )
 from test_ragas_adapter import no_outbound  # noqa: F401 (the autouse offline fixture)
 
-from ek.agents import FieldSpec, ToolSpec
+from ek.agents.base import ToolSpec
 from ek.agents.toolcalls import ToolCallMetric
+from ek.grammar import FieldSpec
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),

@@ -36,7 +36,8 @@ from ek.adapters.ragas import (
 )
 from test_ragas_adapter import no_outbound  # noqa: F401 (the autouse offline fixture)
 
-from ek.agents import Cost, CostPerSuccessMetric, Episode, Step, TaskSpec, TaskSuccessMetric
+from ek.agents.base import Cost, Episode, Step, TaskSpec
+from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from ek.agents._budget import Budget, budget_curve, usage_curve
-from ek.agents._store import StoreMismatchError
+from ek.agents import Budget, budget_curve
+from ek.agents._budget import usage_curve
 from ek.agents.base import Cost, Episode, Step, TaskSpec
 from ek.agents.cost import per_million
-from ek.agents.harness import SuiteConfig, TrialContext, run_suite
+from ek.agents.harness import StoreMismatchError, SuiteConfig, TrialContext, run_suite
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from ek.agents._fingerprint import metric_config
-from ek.agents._store import StoreMismatchError
 from ek.agents.base import Episode, Step, TaskSpec
-from ek.agents.harness import run_suite
+from ek.agents.harness import StoreMismatchError, run_suite
 from ek.agents.trajectory import TrajectoryMetric
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

@@ -16,9 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ek.agents._store import StoreError, StoreMismatchError, TrialStore, read_store
 from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.harness import TrialContext, run_suite
+from ek.agents.harness import (
+    StoreError,
+    StoreMismatchError,
+    TrialContext,
+    TrialStore,
+    read_store,
+    run_suite,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 

@@ -17,17 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ek.agents._episode import read_episodes, write_episodes
-from ek.agents._runs import load_run
-from ek.agents._store import (
+from ek.agents.base import Episode, RunProvenance, Step, TaskSpec, read_episodes, write_episodes
+from ek.agents.harness import (
     StoreError,
     StoreLockedError,
     StoreMismatchError,
     TrialStore,
+    load_run,
     read_store,
+    run_suite,
 )
-from ek.agents.base import Episode, RunProvenance, Step, TaskSpec
-from ek.agents.harness import run_suite
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -194,7 +193,7 @@ def test_second_writer_in_the_same_process_is_refused(tmp_path: Path) -> None:
 _HOLDER = textwrap.dedent(
     """
     import sys
-    from ek.agents._store import TrialStore
+    from ek.agents.harness import TrialStore
     h = {"run": {"agent": "a"}, "suite": {"fingerprint": "f"}, "k": 2}
     st = TrialStore.open(sys.argv[1], h)
     print("locked", flush=True)

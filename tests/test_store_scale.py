@@ -16,17 +16,9 @@ from typing import Any
 import pytest
 
 from ek.agents import cli
-from ek.agents._runs import load_run
-from ek.agents._store import (
-    TASKS_PER_LINE,
-    StoreError,
-    TrialStore,
-    header_bytes,
-    iter_store,
-    read_store,
-)
+from ek.agents._store import TASKS_PER_LINE, header_bytes
 from ek.agents.base import RunProvenance, TaskSpec
-from ek.agents.harness import run_suite
+from ek.agents.harness import StoreError, TrialStore, iter_store, load_run, read_store, run_suite
 
 N_TASKS = 100_000
 RUN = RunProvenance(agent="echo", model="none", seed=1)

@@ -23,12 +23,11 @@ from typing import Any
 import pytest
 
 from ek.agents import cli
-from ek.agents._runs import RunLoadError, load_run
 from ek.agents._runs import _read_store as _REAL_READ
-from ek.agents._store import iter_store, task_shard
+from ek.agents._store import task_shard
 from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, Trajectory
 from ek.agents.cost import per_million
-from ek.agents.harness import run_suite
+from ek.agents.harness import RunLoadError, iter_store, load_run, run_suite
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
@@ -216,7 +215,7 @@ def test_the_report_command_prints_the_same_with_several_readers(store: Path) ->
 def test_a_record_whose_episode_is_null_is_refused_on_both_paths(
     tmp_path: Path, episodes: bool
 ) -> None:
-    from ek.agents._store import TrialStore
+    from ek.agents.harness import TrialStore
 
     path = tmp_path / "null.jsonl"
     with TrialStore.open(
@@ -238,7 +237,7 @@ def test_a_record_whose_episode_is_null_is_refused_on_both_paths(
 def test_a_record_with_malformed_scores_is_refused_on_both_paths(
     tmp_path: Path, episodes: bool, field: str, value: Any, message: str
 ) -> None:
-    from ek.agents._store import TrialStore
+    from ek.agents.harness import TrialStore
 
     path = tmp_path / "bad.jsonl"
     rec = {"task_id": "t", "trial": 0, "success": True, "episode": {"task_id": "t"}, field: value}

@@ -22,14 +22,12 @@ from typing import Any
 import pytest
 
 from ek.agents import cli
-from ek.agents._gate import agent_regression_gate
-from ek.agents._runs import load_run
-from ek.agents._summary import RunSummary, metric_aggregator
+from ek.agents._summary import metric_aggregator
 from ek.agents._tally import MetricTally, merge_scores
 from ek.agents.base import Episode, RunProvenance, TaskSpec
 from ek.agents.cost import cost_report, pricing_from_dict
-from ek.agents.demo._run import run_demo
-from ek.agents.harness import run_suite
+from ek.agents.demo import run_demo
+from ek.agents.harness import RunSummary, agent_regression_gate, load_run, run_suite
 from ek.base import Score
 from ek.registry import register, unregister
 
@@ -314,7 +312,7 @@ def test_merge_keeps_an_unknown_cost_unknown() -> None:
 def test_inspect_style_summary_streams_too() -> None:
     """Episodes that carry their verdicts (an Inspect log, a trace file) summarise through the
     same tally: counts, cost and failures as from a store."""
-    from ek.agents._runs import summary_from_episodes
+    from ek.agents.harness import summary_from_episodes
 
     eps = [
         Episode("a", success=True),
@@ -453,7 +451,7 @@ def test_cost_tally_sums_dollars_exactly_in_any_order() -> None:
 def test_load_run_refuses_a_huge_path_and_deep_json_with_a_value_error(tmp_path: Path) -> None:
     """Regression (fuzz contract): a 10 MB path was a FileNotFoundError carrying all of it, and
     a file of 100,000 '[' a RecursionError; both are now the project's ValueError, short."""
-    from ek.agents._runs import RunLoadError
+    from ek.agents.harness import RunLoadError
 
     with pytest.raises(RunLoadError) as e:
         load_run("x" * 10**7)

@@ -16,9 +16,7 @@ from typing import Any
 import pytest
 
 import ek.agents._result as suite_module
-from ek.agents import consistency
-from ek.agents._adaptive import Adaptive
-from ek.agents._infra import InfraError
+from ek.agents import Adaptive, InfraError, consistency
 from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec
 from ek.agents.cost import cost_report, per_million
 from ek.agents.harness import TrialContext, run_suite

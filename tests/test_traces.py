@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ek.agents._runs import RunLoadError, load_run
 from ek.agents.cost import cost_report
+from ek.agents.harness import RunLoadError, load_run
 from ek.agents.toolcalls import MALFORMED_TOOL, ToolCallMetric
 from ek.agents.traces import (
     Span,

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from ek.agents._episode import Episode
+from ek.agents.base import Episode
 from ek.agents.cli import main
 from ek.agents.traces import read_traces
 from ek.agents.traces._assemble import NOT_RECORDED

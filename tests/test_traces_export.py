@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from ek.agents._episode import Episode, Step
+from ek.agents.base import Episode, Step
 from ek.agents.metrics import TaskSuccessMetric
 from ek.agents.toolcalls import ToolCallMetric
-from ek.agents.traces._evaluation import (
+from ek.agents.traces import (
     EVALUATION_EVENT_NAME,
     EvaluationEvent,
     emit_evaluation_results,

@@ -19,10 +19,10 @@ import pytest
 pytest.importorskip("pydantic_ai")
 pytest.importorskip("opentelemetry.sdk")
 
-from ek.agents._runs import load_run
 from ek.agents.base import Cost, Episode, TaskSpec, ToolSpec
 from ek.agents.cli import main
 from ek.agents.cost import per_million
+from ek.agents.harness import load_run
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.toolcalls import ToolCallMetric, normalize_calls
 from ek.agents.traces import (

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ek.agents.cli import main
-from ek.agents.toolcalls import MALFORMED_TOOL
-from ek.agents.toolcalls._parse import is_parameter_schema, normalize_call, unwrap_arguments
+from ek.agents.toolcalls import MALFORMED_TOOL, normalize_call
+from ek.agents.toolcalls._parse import is_parameter_schema, unwrap_arguments
 from ek.agents.traces import (
     Span,
     TraceFormatError,

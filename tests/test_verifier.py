@@ -32,7 +32,7 @@ from ek.agents.verifier._process import Bounded as _Bounded
 from ek.agents.verifier._tree import WorkspaceError as _WorkspaceError
 from ek.agents.verifier._tree import copy_workspace as _copy_workspace
 from ek.agents.verifier._tree import remove_tree as _remove_tree
-from ek.agents.verifier._verdict import judge as _judge
+from ek.agents.verifier._verdict import decide_lines as _decide_lines
 from ek.agents.verifier._verdict import sign as _sign
 from ek.agents.verifier._workspace import digest as _digest
 from ek.agents.verifier._workspace import discover as _discover
@@ -82,7 +82,7 @@ def _signed(lines: list[Rec | bytes]) -> list[bytes]:
 def judge(
     lines: list[Rec | bytes], exit_code: int | None = 1, expected: tuple[str, ...] = EXP
 ) -> tuple[str, str, tuple[str, ...]]:
-    status, reason, failed, _ = _judge(
+    status, reason, failed, _ = _decide_lines(
         _signed(lines), exit_code=exit_code, expected=expected, canary_pass=CP, canary_fail=CF,
         key=KEY,
     )  # fmt: skip
@@ -360,7 +360,7 @@ def test_judge_rejects(lines: list[Any], exit_code: int, status: str, match: str
 
 
 def test_judge_overflow_and_no_tests() -> None:
-    s, _, _, _ = _judge(
+    s, _, _, _ = _decide_lines(
         [], exit_code=0, expected=EXP, canary_pass=CP, canary_fail=CF, overflow=True, key=KEY
     )
     assert s == "error"

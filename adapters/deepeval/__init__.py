@@ -3,7 +3,7 @@
 :class:`EkMetric` (a DeepEval ``BaseMetric`` for ``LLMTestCase``) and
 :class:`EkConversationalMetric` (a ``BaseConversationalMetric`` for ``ConversationalTestCase``)
 convert each test case to an ek :class:`~ek.agents.base.Episode` and its gold
-(:func:`ek.agents.bridge._deepeval.from_deepeval_test_case`), run the wrapped ek metric, and set
+(:func:`ek.agents.bridge.from_deepeval_test_case`), run the wrapped ek metric, and set
 ``score``, ``success``, ``reason`` (ek's reason) and ``verbose_logs`` (ek's ``detail`` as JSON).
 :func:`to_deepeval_test_case` goes the other way. :func:`summary_from_evaluation` reads an
 ``evaluate()`` result into ek's run summary (report, pass^k, Cost-of-Pass, the gate): DeepEval's
@@ -21,7 +21,7 @@ refused at import with the ``pip`` command that fixes it, see :mod:`._version`).
 
 Example:
     >>> from deepeval.test_case import LLMTestCase
-    >>> from ek.agents import TaskSuccessMetric
+    >>> from ek.agents.metrics import TaskSuccessMetric
     >>> m = EkMetric(TaskSuccessMetric(), threshold=1.0)
     >>> m.measure(LLMTestCase(input="2+2?", actual_output="4", expected_output="4"))
     1.0

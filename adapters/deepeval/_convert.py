@@ -9,7 +9,7 @@ right; the exact breakdown is read back from ``metadata["cost"]``. (DeepEval bef
 token-count fields and drops them: ek's counts then live in ``metadata["cost"]`` alone.)
 
 Example:
-    >>> from ek.agents import Cost, Episode, Step
+    >>> from ek.agents.base import Cost, Episode, Step
     >>> ep = Episode("t1", [Step("search", {"q": "x"}, observation=[1, 2], error="timeout")],
     ...              output="done", cost=Cost(input_tokens=10, cache_read_tokens=5, output_tokens=2))
     >>> tc = to_deepeval_test_case(ep, "done")
@@ -165,7 +165,7 @@ def to_deepeval_test_case(
 
     Returns:
         An ``LLMTestCase`` (or ``ConversationalTestCase``) that
-        :func:`~ek.agents.bridge._deepeval.from_deepeval_test_case` reads back to the same
+        :func:`~ek.agents.bridge.from_deepeval_test_case` reads back to the same
         episode (tool names, arguments, observations, errors, ids, token counts by kind, final
         state, success, error, trial, run, metadata).
     """

@@ -227,7 +227,8 @@ class EkMetric(_EkShell, BaseMetric):
 
     Example:
         >>> from deepeval.test_case import LLMTestCase
-        >>> from ek.agents import CostPerSuccessMetric, per_million
+        >>> from ek.agents.cost import per_million
+        >>> from ek.agents.metrics import CostPerSuccessMetric
         >>> m = EkMetric(CostPerSuccessMetric(price=per_million(1.0, 2.0)), threshold=0.01)
         >>> tc = LLMTestCase(input="q", actual_output="a", expected_output="a",
         ...                  metadata={"cost": {"input_tokens": 1000, "output_tokens": 500}})

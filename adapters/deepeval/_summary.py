@@ -6,8 +6,8 @@ aggregate is a ratio of sums: tool-call F1 is the micro-F1 of every case's weigh
 case with many calls weighs more than one with few), and Cost-of-Pass is total dollars over
 total successes, where the mean of ``cost_per_success``'s per-case values is mean dollars per
 episode, failures included. :func:`summary_from_evaluation` reads the result back into ek's
-:class:`~ek.agents._summary.RunSummary`, the input of ``ek-agents report``-style figures and of
-:func:`ek.agents._gate.agent_regression_gate`, as ``summary_from_report`` does for pydantic-evals:
+:class:`~ek.agents.harness.RunSummary`, the input of ``ek-agents report``-style figures and of
+:func:`ek.agents.harness.agent_regression_gate`, as ``summary_from_report`` does for pydantic-evals:
 
 - one episode per test result (``ek.agents.bridge.from_deepeval_test_case`` on the result:
   its ``metadata`` gives the task id, the trial, the costs; results of one task are its
@@ -28,11 +28,10 @@ from dataclasses import replace
 from typing import Any
 
 from ek._validate import as_verdict, short_repr
-from ek.agents._episode import Episode, RunProvenance
-from ek.agents._runs import summary_from_episodes
-from ek.agents._summary import MetricSummary, RunSummary, Unscored
+from ek.agents.base import Episode, RunProvenance
 from ek.agents.bridge import from_deepeval_test_case
 from ek.agents.cost import ModelPrice, cost_report, pricing_to_dict
+from ek.agents.harness import MetricSummary, RunSummary, Unscored, summary_from_episodes
 from ek.base import Score
 from ek.harness import metric_direction
 from ek.jsonio import from_json_safe
@@ -194,7 +193,7 @@ def summary_from_evaluation(
     prices: Mapping[str, ModelPrice] | None = None,
     run: RunProvenance | None = None,
 ) -> RunSummary:
-    """A DeepEval ``evaluate()`` result as an ek :class:`~ek.agents._summary.RunSummary`.
+    """A DeepEval ``evaluate()`` result as an ek :class:`~ek.agents.harness.RunSummary`.
 
     Args:
         result: The ``EvaluationResult`` that ``deepeval.evaluate`` returned (or a list of its
@@ -228,7 +227,7 @@ def summary_from_evaluation(
         >>> from deepeval.evaluate.utils import create_metric_data
         >>> from deepeval.test_case import LLMTestCase
         >>> from ek.adapters.deepeval import EkMetric
-        >>> from ek.agents import TaskSuccessMetric
+        >>> from ek.agents.metrics import TaskSuccessMetric
         >>> m = EkMetric(TaskSuccessMetric(), threshold=1.0)
         >>> def result(answer):   # what evaluate() returns for one test case
         ...     _ = m.measure(LLMTestCase(input="2+2?", actual_output=answer, expected_output="4"))

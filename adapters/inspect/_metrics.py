@@ -2,7 +2,7 @@
 
 A mean of per-sample F1s is not micro-F1, and a mean of per-sample dollars-per-success is not
 Cost-of-Pass. These metrics read the sums each ek score carries in ``metadata["ek"]`` (see
-:mod:`._meta`) and divide the totals, as :func:`ek.evaluate` does. They are declared
+:mod:`._meta`) and divide the totals, as :func:`ek.evaluate.evaluate` does. They are declared
 ``scores="unreduced"``: they see every epoch of every sample, so the corpus number counts every
 attempt, whichever epoch reducer the task uses (the built-in ones keep only the first epoch's
 metadata).

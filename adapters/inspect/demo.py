@@ -16,7 +16,7 @@ baseline run trial for trial.
 Scoring is :func:`ek.adapters.inspect.ek_scorer` with the replaying state checker, the
 tool-call and trajectory metrics and the demo's illustrative prices; epochs are reduced with
 ek's pass^k reducer. :func:`run_inspect_demo` runs it, reads the log back through
-:func:`ek.agents._runs.load_run` and reports.
+:func:`ek.agents.harness.load_run` and reports.
 """
 
 from __future__ import annotations
@@ -45,11 +45,17 @@ from inspect_ai.tool import Tool, ToolError, tool
 from inspect_ai.util import store
 
 from ek._validate import short_repr
-from ek.agents.base import Cost
-from ek.agents.demo._agents import ScriptedAgent, TrialContext, baseline_agent
-from ek.agents.demo._run import DEMO_PRICES
-from ek.agents.demo._tasks import load_tasks
-from ek.agents.demo._world import CHECKER_NAME, Db, call_tool, initial_db
+from ek.agents.base import Cost, RunProvenance
+from ek.agents.demo import (
+    DEMO_PRICES,
+    ScriptedAgent,
+    baseline_agent,
+    call_tool,
+    initial_db,
+    load_tasks,
+)
+from ek.agents.demo._world import CHECKER_NAME, Db
+from ek.agents.harness import TrialContext
 
 from . import ek_scorer, pass_hat, to_inspect_sample
 
@@ -219,7 +225,8 @@ def _scripted_model(agent: ScriptedAgent, model_name: str) -> Any:
 
     @functools.lru_cache(maxsize=4096)
     def plan(task_id: str, trial: int, seed: int) -> tuple[Any, tuple[Cost, ...]]:
-        return agent.plan(tasks[task_id], TrialContext(trial=trial, seed=seed))
+        ctx = TrialContext(task_id, trial, seed, RunProvenance(seed=seed), k=trial + 1)
+        return agent.plan(tasks[task_id], ctx)
 
     def outputs(input: list[Any], tools: Any, tool_choice: Any, config: GenerateConfig) -> Any:
         mark = next(
@@ -292,7 +299,7 @@ def run_inspect_demo(
     Returns:
         ``{"log": path, "success": rate, "pass_hat_k": value, "report": text, ...}``.
     """
-    from ek.agents._runs import load_run
+    from ek.agents.harness import load_run
 
     agent = baseline_agent() if agent is None else agent
     os.makedirs(log_dir, exist_ok=True)

@@ -29,7 +29,7 @@ Example:
     ...         '''
     ...         return "france"
     ...     return execute
-    >>> from ek.agents._faults import Fault
+    >>> from ek.agents import Fault
     >>> import asyncio
     >>> asyncio.run(faulty_tool(lookup(), Fault("truncate"))(key="paris"))
     'fra'
@@ -43,7 +43,8 @@ from typing import Any
 
 from inspect_ai.tool import Tool, ToolDef, ToolError
 
-from ek.agents._faults import Fault, corrupt, fault_stream
+from ek.agents import Fault
+from ek.agents._faults import corrupt, fault_stream
 
 __all__ = ["faulty_tool"]
 
@@ -74,7 +75,7 @@ def faulty_tool(tool: Tool, fault: Fault, *, seed: Any = 0) -> Tool:
     returned unchanged.
 
     Raises:
-        TypeError: ``fault`` is not a :class:`~ek.agents._faults.Fault`.
+        TypeError: ``fault`` is not a :class:`~ek.agents.Fault`.
     """
     if not isinstance(fault, Fault):
         raise TypeError(f"fault must be an ek.agents._faults.Fault, got {type(fault).__name__}")

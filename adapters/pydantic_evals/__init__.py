@@ -1,13 +1,13 @@
 """ek metrics inside pydantic-evals: :class:`EkEvaluator` and :func:`summary_from_report`.
 
 :class:`EkEvaluator` (a pydantic-evals ``Evaluator``) builds an ek
-:class:`~ek.agents._episode.Episode` from each case's ``EvaluatorContext``, with the tool calls
+:class:`~ek.agents.base.Episode` from each case's ``EvaluatorContext``, with the tool calls
 and usage found in ``ctx.span_tree`` read by ek's span reader
 (:func:`ek.agents.traces.episodes_from_spans`), and its gold from ``Case.metadata`` /
 ``expected_output``; it returns ek's value with ek's reason, the verdict as an assertion and
 the figures ek's corpus aggregate needs. :func:`summary_from_report` reads the report of
 ``Dataset.evaluate(task, repeat=k)`` back into an ek
-:class:`~ek.agents._summary.RunSummary`: pass^k with intervals, Cost-of-Pass, and the input of
+:class:`~ek.agents.harness.RunSummary`: pass^k with intervals, Cost-of-Pass, and the input of
 ``ek-agents gate``.
 
 Needs the extra: ``pip install ek-agents[pydantic-evals]`` (pydantic-evals >=2.4,<3; another

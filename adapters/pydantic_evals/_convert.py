@@ -1,6 +1,6 @@
 """pydantic-evals objects -> ek: span trees to :class:`~ek.agents.traces.Span` s, an
-``EvaluatorContext`` to an :class:`~ek.agents._episode.Episode` and its gold
-:class:`~ek.agents._spec.TaskSpec`.
+``EvaluatorContext`` to an :class:`~ek.agents.base.Episode` and its gold
+:class:`~ek.agents.base.TaskSpec`.
 
 The tool calls and the usage come from ``ctx.span_tree`` through ek's one span reader
 (:func:`ek.agents.traces.episodes_from_spans`), so a pydantic-ai agent's calls mean the same
@@ -15,7 +15,7 @@ The gold is read from ``Case.metadata`` (a mapping, or any object with these att
                     (:func:`ek.agents.toolcalls.normalize_calls`: ``{"name", "arguments"}``,
                     ``{"tool", "args"}``, BFCL ``{name: args}``, ...)
 ``gold``            the expected answer or goal state (else ``expected_output``)
-``tools``           :class:`~ek.agents._spec.ToolSpec` s or their dicts (the cost grammar)
+``tools``           :class:`~ek.agents.base.ToolSpec` s or their dicts (the cost grammar)
 ``task_id``         the task (else the case name)
 ``slice``           a slice name
 ==================  ===========================================================================
@@ -30,8 +30,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from ek.agents._episode import Cost, Episode, Trajectory
-from ek.agents._spec import TaskSpec, ToolSpec
+from ek.agents.base import Cost, Episode, TaskSpec, ToolSpec, Trajectory
 from ek.agents.bridge._duck import field_of
 from ek.agents.toolcalls import CallShapeError, normalize_calls
 from ek.agents.traces import Span, episodes_from_spans
@@ -125,7 +124,7 @@ def _task_id(ctx: Any) -> str:
 
 
 def episode_from_context(ctx: Any, *, scope: str = "top", use_spans: bool = True) -> Episode:
-    """The :class:`~ek.agents._episode.Episode` of one pydantic-evals task run.
+    """The :class:`~ek.agents.base.Episode` of one pydantic-evals task run.
 
     Args:
         ctx: The ``EvaluatorContext``.
@@ -201,7 +200,7 @@ def _tools(value: Any) -> tuple[ToolSpec, ...]:
 
 
 def gold_from_context(ctx: Any) -> TaskSpec:
-    """The gold of one case as a :class:`~ek.agents._spec.TaskSpec` (every ek metric takes one).
+    """The gold of one case as a :class:`~ek.agents.base.TaskSpec` (every ek metric takes one).
 
     Args:
         ctx: The ``EvaluatorContext`` (or anything with ``name``, ``inputs``, ``metadata`` and

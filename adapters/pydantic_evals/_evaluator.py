@@ -75,9 +75,9 @@ def score_results(
 class EkEvaluator(Evaluator[Any, Any, Any]):
     """An ek metric as a pydantic-evals evaluator.
 
-    Each case's run becomes an ek :class:`~ek.agents._episode.Episode`: the tool calls and the
+    Each case's run becomes an ek :class:`~ek.agents.base.Episode`: the tool calls and the
     usage from ``ctx.span_tree`` (through ek's span reader), the output from ``ctx.output``; its
-    gold a :class:`~ek.agents._spec.TaskSpec` from ``Case.metadata`` / ``expected_output`` (see
+    gold a :class:`~ek.agents.base.TaskSpec` from ``Case.metadata`` / ``expected_output`` (see
     :mod:`ek.adapters.pydantic_evals`). The metric scores them exactly as when called directly,
     and the result is ek's value with ek's reason, the verdict as an assertion, and the figures
     the corpus aggregate needs (:func:`score_results`).

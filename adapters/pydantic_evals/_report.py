@@ -3,7 +3,7 @@
 ``Dataset.evaluate(task, repeat=k)`` (pydantic-evals 2.62) names the runs of a case
 ``"<case> [i/k]"`` and keeps ``"<case>"`` in ``ReportCase.source_case_name``; a run whose task
 raised is a ``ReportCaseFailure`` in ``report.failures``. Each run becomes one ek
-:class:`~ek.agents._episode.Episode` (task = the case, trial = ``i - 1``), so k runs of a case
+:class:`~ek.agents.base.Episode` (task = the case, trial = ``i - 1``), so k runs of a case
 give the ``(n, c)`` counts pass^k needs.
 """
 
@@ -16,10 +16,10 @@ from dataclasses import replace
 from typing import Any
 
 from ek._validate import as_verdict, is_number
-from ek.agents._episode import Cost, Episode, RunProvenance
-from ek.agents._runs import summary_from_episodes
-from ek.agents._summary import MetricSummary, RunSummary, Unscored, metric_aggregator
+from ek.agents._summary import metric_aggregator
+from ek.agents.base import Cost, Episode, RunProvenance
 from ek.agents.cost import ModelPrice, cost_report, pricing_to_dict
+from ek.agents.harness import MetricSummary, RunSummary, Unscored, summary_from_episodes
 from ek.agents.traces._genai import usage
 from ek.base import Score
 from ek.harness import metric_direction
@@ -291,9 +291,9 @@ def summary_from_report(
     model: str | None = None,
     run: RunProvenance | None = None,
 ) -> RunSummary:
-    """A pydantic-evals report as an ek :class:`~ek.agents._summary.RunSummary`.
+    """A pydantic-evals report as an ek :class:`~ek.agents.harness.RunSummary`.
 
-    What ``ek-agents report`` and :func:`ek.agents._gate.agent_regression_gate` take: per-case
+    What ``ek-agents report`` and :func:`ek.agents.harness.agent_regression_gate` take: per-case
     ``(n, c)`` counts (pass@k and pass^k with intervals through
     :func:`ek.agents.reliability.reliability`), every :class:`EkEvaluator` metric with its
     ratio-of-sums aggregate (rebuilt from the figures it returned), and the cost report

@@ -7,7 +7,7 @@ classic ``Metric`` subclasses, while the docs recommend the collections ``BaseMe
 Both read the columns ``user_input``, ``reference`` and ``reference_tool_calls`` (declared; the
 one a metric cannot score without is declared required, see :func:`required_columns`), turn
 the sample into an :class:`~ek.agents.base.Episode` and its gold
-(:func:`ek.agents.bridge._ragas.from_ragas_sample`, which reads every tool call through
+(:func:`ek.agents.bridge.from_ragas_sample`, which reads every tool call through
 :func:`ek.agents.toolcalls.normalize_call`), and return ek's number: NaN where ek says the value
 is undefined, with ek's reason alongside. :func:`to_ragas_sample` goes the other way.
 
@@ -32,7 +32,8 @@ Needs the extra: ``pip install ek-agents[ragas]`` (Ragas >=0.3.7,!=0.4.2,<1; it 
 refused at import with the ``pip`` command that fixes it.
 
 Example:
-    >>> from ek.agents import Episode, TaskSuccessMetric
+    >>> from ek.agents.base import Episode
+    >>> from ek.agents.metrics import TaskSuccessMetric
     >>> sample = to_ragas_sample(Episode("t1", input="2+2?", output="4"), "4")
     >>> m = ek_ragas_metric(TaskSuccessMetric())
     >>> m.name, m.multi_turn_score(sample)

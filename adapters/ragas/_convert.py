@@ -8,7 +8,7 @@ tools (``tools``: :class:`~ek.agents.base.ToolSpec` dicts, which weight the tool
 trajectory costs) ride in message ``metadata`` under the keys of :mod:`ek.agents.bridge._ragas`.
 
 Example:
-    >>> from ek.agents import Cost, Episode, Step
+    >>> from ek.agents.base import Cost, Episode, Step
     >>> ep = Episode("t1", [Step("search", {"q": "x"}, observation={"hits": 2})], output="ok",
     ...              cost=Cost(input_tokens=7, output_tokens=3))
     >>> s = to_ragas_sample(ep, [Step("search", {"q": "x"})])
@@ -64,7 +64,7 @@ def to_ragas_sample(episode: Episode, gold: Any = None) -> MultiTurnSample:
             JSON-encoded (read it back with ``reference_is_json=True``).
 
     Returns:
-        A sample that :func:`~ek.agents.bridge._ragas.from_ragas_sample` reads back to the same
+        A sample that :func:`~ek.agents.bridge.from_ragas_sample` reads back to the same
         episode (tool names, arguments, observations, errors, ids, token counts by kind, output,
         input, final state, success, error, trial, run, metadata).
     """

@@ -42,8 +42,8 @@ with warnings.catch_warnings():
 
 from ek._validate import short_repr
 from ek.adapters._shell import EkAdapterError, resolve_metric, run_metric, unit_weights_note
-from ek.agents import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.bridge import from_ragas_sample
+from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import TrajectoryMetric
 from ek.base import Score

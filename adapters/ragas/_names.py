@@ -96,7 +96,9 @@ def default_name(metric: Any) -> str:
         ``"ek_<name>(arg=value, ...)"`` otherwise (see the module docstring).
 
     Example:
-        >>> from ek.agents import TaskSuccessMetric, ToolCallMetric, ToolSpec
+        >>> from ek.agents.base import ToolSpec
+        >>> from ek.agents.metrics import TaskSuccessMetric
+        >>> from ek.agents.toolcalls import ToolCallMetric
         >>> default_name(TaskSuccessMetric()), default_name(TaskSuccessMetric("final_state"))
         ('ek_task_success', 'ek_task_success(check=final_state)')
         >>> default_name(ToolCallMetric(grammar=[ToolSpec("refund", destructive=True)]))

@@ -148,12 +148,13 @@ def unit_weights_note(metric: Any, gold: Any, where: str) -> str | None:
     """Why ``metric`` scored with unit weights, or ``None`` when it did not.
 
     A tool-call or trajectory metric (one with a ``grammar`` attribute) built without a grammar
-    takes the task's tools from a :class:`~ek.agents._spec.TaskSpec` gold; when the gold brings
+    takes the task's tools from a :class:`~ek.agents.base.TaskSpec` gold; when the gold brings
     none either, every tool weighs 1 and every argument 1, so a missed destructive call costs
     what a missed look-up does. The note says so and where the tools go (``where``).
 
     Example:
-        >>> from ek.agents import TaskSpec, ToolCallMetric, ToolSpec
+        >>> from ek.agents.base import TaskSpec, ToolSpec
+        >>> from ek.agents.toolcalls import ToolCallMetric
         >>> unit_weights_note(ToolCallMetric(), TaskSpec("t"), "metadata['tools']")[:43]
         'unit weights: the task gives no tools (meta'
         >>> unit_weights_note(ToolCallMetric(), TaskSpec("t", tools=[ToolSpec("f")]), "x") is None

@@ -1,239 +1,54 @@
 """ek.agents: agent and assistant evaluation (episodes, tool calls, trajectories, cost, pass^k).
 
+Every public name has one import path. The spec's modules are the faces:
+:mod:`ek.agents.base` (the episode and the task shapes), :mod:`ek.agents.harness`
+(``run_suite``, baselines, the gate, ``load_run``), :mod:`ek.agents.metrics`,
+:mod:`ek.agents.toolcalls`, :mod:`ek.agents.trajectory`, :mod:`ek.agents.reliability`,
+:mod:`ek.agents.cost`, :mod:`ek.agents.judge`, :mod:`ek.agents.bridge`, :mod:`ek.agents.traces`,
+:mod:`ek.agents.verifier` and :mod:`ek.agents.plots`. This package itself exports only the
+names no face holds: trial budgets, seeded tool faults, adaptive trials, consistency,
+infrastructure errors, and the feature reports over a run (:func:`robustness`,
+:func:`budget_curve`, :func:`trials_saved`, :func:`consistency`). Modules whose name starts
+with ``_`` are private.
+
 Importing this package registers the default checkers and metrics. It imports no third-party
 package: the bridges to Inspect AI, DeepEval and Ragas duck-type their objects.
+
+Example:
+    >>> from ek.agents import Budget, consistency
+    >>> Budget(steps=8).steps
+    8
+    >>> r = consistency({"t1": (4, 4), "t2": (4, 2)})
+    >>> r.n_consistent, r.n_tasks
+    (1, 2)
 """
 
 from __future__ import annotations
 
+# The default checkers and metrics register themselves when their modules are imported.
+from ek.agents import metrics, toolcalls, trajectory, verifier  # noqa: F401
 from ek.agents._adaptive import Adaptive, trials_saved
 from ek.agents._budget import Budget, BudgetCurve, budget_curve
-from ek.agents._consistency import ConsistencyReport, consistency
-from ek.agents._episode import (
-    COMPARABILITY_KEYS,
-    TOKEN_KINDS,
-    Cost,
-    Episode,
-    RunProvenance,
-    Step,
-    Trajectory,
-    read_episodes,
-    write_episodes,
-)
+from ek.agents._consistency import ConsistencyReport, TaskConsistency, consistency, flip_rate
 from ek.agents._faults import Fault, FaultPlan, RobustnessRow, ToolFault, robustness, wrap_tool
 from ek.agents._infra import InfraError, RetryPolicy
-from ek.agents._spec import DESTRUCTIVE_WEIGHT, TaskSpec, ToolSpec, suite_grammar
-from ek.agents.bridge import (
-    episodes_from_inspect_log,
-    from_deepeval_test_case,
-    from_inspect_sample,
-    from_ragas_sample,
-    trajectory_from_messages,
-)
-from ek.agents.cost import (
-    CostReport,
-    ModelPrice,
-    cost_of_pass,
-    cost_report,
-    dollars,
-    episode_dollars,
-    load_prices,
-    per_million,
-    price_cost,
-    resolve_price,
-)
-from ek.agents.harness import (
-    GateCheck,
-    GateRefusedError,
-    GateResult,
-    HarnessError,
-    Progress,
-    ProgressEvent,
-    RunSummary,
-    SuiteResult,
-    TrialContext,
-    agent_regression_gate,
-    arun_suite,
-    load_agent_baseline,
-    load_run,
-    run_suite,
-    save_agent_baseline,
-)
-from ek.agents.judge import (
-    JudgeError,
-    JudgeMetric,
-    JudgeSignal,
-    JudgeValidation,
-    PairwiseResult,
-    apairwise_judge,
-    judge_validation,
-    mean_position_bias,
-    pairwise_judge,
-)
-from ek.agents.metrics import (
-    Checker,
-    CostPerSuccessMetric,
-    TaskSuccessMetric,
-    final_state_match,
-    output_match,
-    recorded_success,
-)
-from ek.agents.reliability import (
-    DeterministicAgentWarning,
-    ReliabilityReport,
-    ReliabilityWarning,
-    pass_at_k,
-    pass_hat_k,
-    reliability,
-)
-from ek.agents.toolcalls import (
-    ACCEPTED_CALL_SHAPES,
-    MALFORMED_TOOL,
-    AnyOf,
-    BfclCase,
-    CallShapeError,
-    GoldCall,
-    MatchResult,
-    ToolCallMetric,
-    from_bfcl,
-    match_calls,
-    normalize_call,
-    normalize_calls,
-)
-from ek.agents.trajectory import (
-    SCHEMES,
-    AlignmentOp,
-    TrajectoryMetric,
-    TrajectoryResult,
-    align_trajectory,
-)
-from ek.agents.verifier import (
-    VERDICT_STATUSES,
-    HiddenTestChecker,
-    HiddenTestVerdict,
-    hidden_tests,
-    run_hidden_tests,
-)
-from ek.grammar import FieldSpec, GraphGrammar
-from ek.stats import (
-    Interval,
-    bootstrap_interval,
-    difference_interval,
-    difference_upper_bound,
-    newcombe_difference,
-    normal_quantile,
-    wilson_interval,
-)
 
 __all__ = [
-    "ACCEPTED_CALL_SHAPES",
-    "COMPARABILITY_KEYS",
-    "DESTRUCTIVE_WEIGHT",
-    "MALFORMED_TOOL",
-    "SCHEMES",
-    "TOKEN_KINDS",
-    "VERDICT_STATUSES",
     "Adaptive",
-    "AlignmentOp",
-    "AnyOf",
-    "BfclCase",
     "Budget",
     "BudgetCurve",
-    "CallShapeError",
-    "Checker",
     "ConsistencyReport",
-    "Cost",
-    "CostPerSuccessMetric",
-    "CostReport",
-    "DeterministicAgentWarning",
-    "Episode",
     "Fault",
     "FaultPlan",
-    "FieldSpec",
-    "GateCheck",
-    "GateRefusedError",
-    "GateResult",
-    "GoldCall",
-    "GraphGrammar",
-    "HarnessError",
-    "HiddenTestChecker",
-    "HiddenTestVerdict",
     "InfraError",
-    "Interval",
-    "JudgeError",
-    "JudgeMetric",
-    "JudgeSignal",
-    "JudgeValidation",
-    "MatchResult",
-    "ModelPrice",
-    "PairwiseResult",
-    "Progress",
-    "ProgressEvent",
-    "ReliabilityReport",
-    "ReliabilityWarning",
     "RetryPolicy",
     "RobustnessRow",
-    "RunProvenance",
-    "RunSummary",
-    "Step",
-    "SuiteResult",
-    "TaskSpec",
-    "TaskSuccessMetric",
-    "ToolCallMetric",
+    "TaskConsistency",
     "ToolFault",
-    "ToolSpec",
-    "Trajectory",
-    "TrajectoryMetric",
-    "TrajectoryResult",
-    "TrialContext",
-    "agent_regression_gate",
-    "align_trajectory",
-    "apairwise_judge",
-    "arun_suite",
-    "bootstrap_interval",
     "budget_curve",
     "consistency",
-    "cost_of_pass",
-    "cost_report",
-    "difference_interval",
-    "difference_upper_bound",
-    "dollars",
-    "episode_dollars",
-    "episodes_from_inspect_log",
-    "final_state_match",
-    "from_bfcl",
-    "from_deepeval_test_case",
-    "from_inspect_sample",
-    "from_ragas_sample",
-    "hidden_tests",
-    "judge_validation",
-    "load_agent_baseline",
-    "load_prices",
-    "load_run",
-    "match_calls",
-    "mean_position_bias",
-    "newcombe_difference",
-    "normal_quantile",
-    "normalize_call",
-    "normalize_calls",
-    "output_match",
-    "pairwise_judge",
-    "pass_at_k",
-    "pass_hat_k",
-    "per_million",
-    "price_cost",
-    "read_episodes",
-    "recorded_success",
-    "reliability",
-    "resolve_price",
+    "flip_rate",
     "robustness",
-    "run_hidden_tests",
-    "run_suite",
-    "save_agent_baseline",
-    "suite_grammar",
-    "trajectory_from_messages",
     "trials_saved",
-    "wilson_interval",
     "wrap_tool",
-    "write_episodes",
 ]

@@ -20,7 +20,7 @@ spent waiting in the executor's queue does not count), and the trial's
 
 Example:
     >>> from ek.agents.base import RunProvenance, TaskSpec
-    >>> from ek.agents._infra import InfraError, RetryPolicy
+    >>> from ek.agents import InfraError, RetryPolicy
     >>> def agent(task):
     ...     if task.input == "down":
     ...         raise InfraError("503 from the model API")

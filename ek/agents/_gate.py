@@ -78,7 +78,7 @@ measure) unless ``allow_metric_changes=True`` (``ek-agents gate --allow-metric-c
 
 Example:
     >>> from ek.agents.base import RunProvenance
-    >>> from ek.agents._summary import RunSummary
+    >>> from ek.agents.harness import RunSummary
     >>> run = RunProvenance(agent="bot", suite_version="v1")
     >>> base = RunSummary(run, k=1, counts={f"t{i}": (1, int(i < 48)) for i in range(60)})
     >>> cur = RunSummary(run, k=1, counts={f"t{i}": (1, int(i < 30)) for i in range(60)})
@@ -848,7 +848,7 @@ def agent_regression_gate(
 
     Args:
         current: A :class:`~ek.agents.harness.SuiteResult`, a
-            :class:`~ek.agents._summary.RunSummary`, or a path (store, baseline, Inspect log).
+            :class:`~ek.agents.harness.RunSummary`, or a path (store, baseline, Inspect log).
         baseline: The same kinds (usually :func:`~ek.agents.harness.load_agent_baseline`).
         tolerance: The allowed worsening, in each quantity's own units (>= 0).
         confidence: Two-sided coverage of every interval.
@@ -874,7 +874,7 @@ def agent_regression_gate(
             (``RunProvenance.simulator``, :mod:`ek.agents.simulate`) with a warning naming
             both. By default they are refused: a new simulator is a new experiment.
         success_scorer: For a run given as an Inspect log path, the scorer that decides
-            success (see :func:`~ek.agents._runs.load_run`).
+            success (see :func:`~ek.agents.harness.load_run`).
         tasks: ``"same"`` (default): refuse runs whose task sets differ; ``"intersect"``:
             compare the tasks both runs ran (``stratified=True`` always does).
         max_infra_share: Refuse a run in which more than this share (in [0, 1]) of the
@@ -902,7 +902,7 @@ def agent_regression_gate(
 
     Example:
         >>> from ek.agents.base import RunProvenance
-        >>> from ek.agents._summary import MetricSummary, RunSummary
+        >>> from ek.agents.harness import MetricSummary, RunSummary
         >>> from ek.base import Score
         >>> run = RunProvenance(agent="bot", suite_version="v1")
         >>> nan = Score(float("nan"), {"dollars": None, "successes": 1, "n": 1,

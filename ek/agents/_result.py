@@ -2,9 +2,9 @@
 one :class:`SliceResult` per slice, assembled from the run's ledger.
 
 The reports of the features beyond pass^k are functions over a result that live with their
-feature: :func:`~ek.agents._faults.robustness` (success under each injected fault against
+feature: :func:`~ek.agents.robustness` (success under each injected fault against
 clean), :func:`~ek.agents.budget_curve` (success against a cap, from the recorded
-usage), :func:`~ek.agents._adaptive.trials_saved`, and
+usage), :func:`~ek.agents.trials_saved`, and
 :func:`~ek.agents.consistency` of the result's counts.
 """
 
@@ -89,16 +89,16 @@ class SuiteResult:
             (:func:`~ek.agents._fingerprint.metric_config`), as the store records it; the gate
             compares them.
         adaptive: The adaptive stopping rule, or ``None`` (see
-            :func:`~ek.agents._adaptive.trials_saved`).
+            :func:`~ek.agents.trials_saved`).
         fault: The fault every trial of this result ran under, or ``None`` (clean).
         faults: ``fault name -> SuiteResult`` of the same tasks under each fault of
-            ``faults=`` (see :func:`~ek.agents._faults.robustness`).
+            ``faults=`` (see :func:`~ek.agents.robustness`).
         confidence: Interval coverage of :attr:`reliability` (and of robustness, consistency).
         n_resamples: Bootstrap replicates of :attr:`reliability`'s pass@k/pass^k intervals.
 
     The reports of the features beyond pass^k are functions over a result, each with its
-    feature: :func:`~ek.agents._faults.robustness`, :func:`~ek.agents.budget_curve`,
-    :func:`~ek.agents._adaptive.trials_saved`, and :func:`~ek.agents.consistency`
+    feature: :func:`~ek.agents.robustness`, :func:`~ek.agents.budget_curve`,
+    :func:`~ek.agents.trials_saved`, and :func:`~ek.agents.consistency`
     of :attr:`counts`.
 
     **Memory.** A result holds every trial it reports (episodes, verdicts and Scores), run now

@@ -17,7 +17,7 @@ Example:
     >>> import os, tempfile
     >>> from ek.agents.base import RunProvenance
     >>> from ek.agents.harness import save_agent_baseline
-    >>> from ek.agents._summary import RunSummary
+    >>> from ek.agents.harness import RunSummary
     >>> p = os.path.join(tempfile.mkdtemp(), "base.json")
     >>> _ = save_agent_baseline(RunSummary(RunProvenance(agent="a"), 1, {"t": (1, 1)}), p)
     >>> load_run(p).n_successes
@@ -60,7 +60,7 @@ def load_run(
     prices: Mapping[str, ModelPrice] | None = None,
     workers: int | None = None,
 ) -> RunSummary:
-    """Read a store, a baseline or an Inspect log into a :class:`~ek.agents._summary.RunSummary`.
+    """Read a store, a baseline or an Inspect log into a :class:`~ek.agents.harness.RunSummary`.
 
     The file is read once, as a stream (:mod:`ek.agents._tally`). With ``episodes=False`` (what
     ``ek-agents report`` and ``gate`` use) only what the statistics need is kept: per-task

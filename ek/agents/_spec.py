@@ -4,7 +4,7 @@
 arguments (``FieldSpec.importance`` = the cost of a wrong argument; a destructive tool weighs
 :data:`DESTRUCTIVE_WEIGHT`), and :class:`TaskSpec` builds the :class:`ek.grammar.GraphGrammar`
 that the tool-call and trajectory metrics read their costs from; :func:`suite_grammar` is the
-union over a suite. What happened (Layer B: :class:`~ek.agents._episode.Episode` and its parts)
+union over a suite. What happened (Layer B: :class:`~ek.agents.base.Episode` and its parts)
 is in :mod:`ek.agents._episode`; :mod:`ek.agents.base` re-exports both.
 
 Both shapes round-trip through ``to_dict()`` / ``from_dict()``. Bad input raises ``ValueError``

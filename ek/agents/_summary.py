@@ -5,7 +5,7 @@ raw per-task counts ``task_id -> (n trials, c successes)`` (Newcombe's interval 
 not rates), the slices, every metric's per-task scores (so a gate can re-derive each metric's
 ratio-of-sums aggregate under resampling), and the cost report priced when it was made.
 :meth:`ek.agents.harness.SuiteResult.summary` builds one; :func:`ek.agents.harness.save_agent_baseline`
-freezes one; :func:`ek.agents._runs.load_run` reads one from a store, a baseline or an Inspect log.
+freezes one; :func:`ek.agents.harness.load_run` reads one from a store, a baseline or an Inspect log.
 
 Example:
     >>> from ek.agents.base import RunProvenance
@@ -322,7 +322,7 @@ class RunSummary:
         faults: ``fault kind -> task_id -> (n, c)``: the same tasks run under each injected
             fault (see :mod:`ek.agents._faults`), or ``None``; ``counts`` are the clean runs.
         slice_cost: ``slice name -> cost report dict`` of its tasks' trials, when read from
-            trials (:func:`ek.agents._runs.load_run`); not saved in a baseline.
+            trials (:func:`ek.agents.harness.load_run`); not saved in a baseline.
         agent_failures: Trials whose agent raised or was stopped (an ``error``), when read
             from trials; not saved in a baseline.
         budget_hits: ``limit -> trials a budget stopped``, when read from trials; not saved.
@@ -333,7 +333,7 @@ class RunSummary:
             ``None``; saved in a baseline. The gate refuses runs whose metrics of one name
             were configured differently (a Cost-of-Pass priced at other rates).
 
-    Metric scores may be per trial or, read by :func:`ek.agents._runs.load_run` without its
+    Metric scores may be per trial or, read by :func:`ek.agents.harness.load_run` without its
     episodes, one merged Score per task holding the sums the metric's aggregate divides
     (:mod:`ek.agents._tally`); aggregates and the gate read both alike.
     """

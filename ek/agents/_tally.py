@@ -289,7 +289,7 @@ class MetricTally:
         return out
 
     def summary(self, order: Iterable[str] = ()) -> MetricSummary:
-        """The :class:`~ek.agents._summary.MetricSummary`: tasks in ``order`` first, then the
+        """The :class:`~ek.agents.harness.MetricSummary`: tasks in ``order`` first, then the
         others in the order they were first seen; the value is the metric's own aggregate."""
         held: Mapping[str, Any] = self._kept if self.fields is None else self._sums
         first = {t: None for t in order if t in held}

@@ -1,11 +1,11 @@
 """The agent harness: ``run_suite``, baselines, and the variance-aware regression gate.
 
-This module gathers the public names; the parts live in small modules:
-:mod:`~ek.agents._suite` (:func:`run_suite`, :class:`SuiteConfig`, :class:`SuiteResult`,
-:class:`TrialContext`, the progress protocol), :mod:`ek.agents._store` (the resumable JSON-lines trial store),
-:mod:`ek.agents._summary` (:class:`RunSummary`, what a baseline persists),
-:mod:`ek.agents._gate` (:func:`agent_regression_gate`) and :mod:`ek.agents._runs`
-(:func:`load_run`).
+The face of the harness: the one import path of these names (the spec's). It defines nothing;
+the parts live in private modules: the runner (:func:`run_suite`, :class:`SuiteConfig`,
+:class:`SuiteResult`, :class:`TrialContext`, the progress protocol), ``_store.py`` (the
+resumable JSON-lines trial store), ``_summary.py`` (:class:`RunSummary`, what a report and a
+baseline hold), ``_baseline.py`` (baseline files), ``_gate.py`` (:func:`agent_regression_gate`)
+and ``_runs.py`` (:func:`load_run`).
 
 Example:
     >>> import os, tempfile, warnings
@@ -26,23 +26,29 @@ Example:
 
 from __future__ import annotations
 
-import os
-from typing import Any
-
-from ek.jsonio import read_json, write_json_atomic
-
+from ._baseline import load_agent_baseline, save_agent_baseline
 from ._config import Progress, ProgressEvent, SuiteConfig, SuiteOptions
 from ._context import TrialContext, trial_seed
 from ._gate import GateCheck, GateRefusedError, GateResult, agent_regression_gate, paired_difference
 from ._result import SliceResult, SuiteResult
-from ._runs import RunLoadError, load_run
+from ._runs import RunLoadError, load_run, summary_from_episodes
 from ._scoring import HarnessError
 from ._session import suite_fingerprint
-from ._store import is_store_file
+from ._store import (
+    StoreError,
+    StoreLockedError,
+    StoreMismatchError,
+    StoreSnapshot,
+    StoreStream,
+    TrialStore,
+    iter_store,
+    read_store,
+)
 from ._suite import arun_suite, run_suite
-from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary
+from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
 
 __all__ = [
+    "SUMMARY_FORMAT",
     "GateCheck",
     "GateRefusedError",
     "GateResult",
@@ -53,66 +59,27 @@ __all__ = [
     "RunLoadError",
     "RunSummary",
     "SliceResult",
+    "StoreError",
+    "StoreLockedError",
+    "StoreMismatchError",
+    "StoreSnapshot",
+    "StoreStream",
     "SuiteConfig",
     "SuiteOptions",
     "SuiteResult",
     "TrialContext",
+    "TrialStore",
+    "Unscored",
     "agent_regression_gate",
     "arun_suite",
+    "iter_store",
     "load_agent_baseline",
     "load_run",
     "paired_difference",
+    "read_store",
     "run_suite",
     "save_agent_baseline",
     "suite_fingerprint",
+    "summary_from_episodes",
     "trial_seed",
 ]
-
-
-def save_agent_baseline(
-    result: SuiteResult | RunSummary, path: str | os.PathLike[str]
-) -> RunSummary:
-    """Freeze a run as a baseline file (atomic write) and return what was saved.
-
-    Persists the raw counts (total and per task), the slices, every metric's per-task scores,
-    the cost report, the provenance and the ek version: everything
-    :func:`agent_regression_gate` needs, and nothing it would have to guess.
-
-    Raises:
-        ValueError: the run has no trial (an empty baseline would pass every future run), or
-            ``path`` holds a trial store (a baseline written over it would lose its trials,
-            and a run still writing it would write to a file no longer there).
-    """
-    if is_store_file(path):
-        raise ValueError(
-            f"save_agent_baseline: {os.fspath(path)} is a trial store; a baseline written over "
-            "it would lose its trials: save the baseline to another path"
-        )
-    summary: Any = result.summary() if isinstance(result, SuiteResult) else result
-    if not isinstance(summary, RunSummary):
-        raise TypeError(
-            f"save_agent_baseline expects a SuiteResult or a RunSummary, got {type(result).__name__}"
-        )
-    if summary.is_empty:
-        raise ValueError(
-            "refusing to save a baseline with zero trials: an empty baseline is a permanent free "
-            "pass for every future run"
-        )
-    write_json_atomic(path, summary.to_dict())
-    return summary
-
-
-def load_agent_baseline(path: str | os.PathLike[str]) -> RunSummary:
-    """Read a baseline written by :func:`save_agent_baseline`.
-
-    Raises:
-        RunLoadError: the file is not an ek-agents baseline; ``OSError`` when unreadable.
-    """
-    p = os.fspath(path)
-    data = read_json(p, decode=False)  # RunSummary.from_dict decodes it (once)
-    if not isinstance(data, dict) or data.get("format") != SUMMARY_FORMAT:
-        raise RunLoadError(f"{p}: not an ek-agents baseline (expected format {SUMMARY_FORMAT!r})")
-    try:
-        return RunSummary.from_dict(data, source=p)
-    except (TypeError, ValueError, KeyError) as e:
-        raise RunLoadError(f"{p}: corrupt ek-agents baseline: {e}") from None

@@ -1,7 +1,7 @@
 """Task-success and cost-per-successful-task: the two metrics that drive the whole thing.
 
 Two reference-based metrics over an :class:`~ek.agents.base.Episode`, both of which fit
-:func:`ek.evaluate` because their corpus aggregate is a **ratio of two sums**, never a mean of
+:func:`ek.evaluate.evaluate` because their corpus aggregate is a **ratio of two sums**, never a mean of
 per-item scores:
 
 - :class:`TaskSuccessMetric` grades the **final state**, not the surface text. The oracle is

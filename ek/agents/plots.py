@@ -11,7 +11,7 @@ Two pictures a reader of an agent evaluation needs:
   Matter", arXiv:2407.01502, argue that agent results must be reported this way).
 
 Beyond pass^k (:func:`plot_budget`, :func:`plot_robustness`): the **success-against-budget
-curve** (:func:`ek.agents._budget.budget_curve`: the success rate each run would have had under a
+curve** (:func:`ek.agents.budget_curve`: the success rate each run would have had under a
 dollar or token cap, from recorded costs) drawn beside the cost frontier, and the **robustness**
 of each run to each injected fault (success under the fault minus clean, with Newcombe's
 interval; :mod:`ek.agents._faults`).
@@ -104,8 +104,8 @@ def _num(x: Any) -> float | None:
 
 
 def plot_run(run: Any, name: str | None = None, *, confidence: float = 0.95) -> PlotRun:
-    """A :class:`PlotRun` from a run: a :class:`~ek.agents._summary.RunSummary` (what
-    :func:`~ek.agents._runs.load_run` returns) or anything with a ``summary()`` method (a
+    """A :class:`PlotRun` from a run: a :class:`~ek.agents.harness.RunSummary` (what
+    :func:`~ek.agents.harness.load_run` returns) or anything with a ``summary()`` method (a
     :class:`~ek.agents.harness.SuiteResult`).
 
     pass^k is the mean over tasks of the tau-bench estimator for k = 1..(smallest per-task
@@ -119,7 +119,7 @@ def plot_run(run: Any, name: str | None = None, *, confidence: float = 0.95) -> 
 
     Example:
         >>> from ek.agents.base import RunProvenance
-        >>> from ek.agents._summary import RunSummary
+        >>> from ek.agents.harness import RunSummary
         >>> s = RunSummary(RunProvenance(agent="bot"), 2, {"a": (2, 2), "b": (2, 1)},
         ...                cost={"agent_dollars": 0.4, "cost_of_pass": 0.1333, "n_episodes": 4})
         >>> r = plot_run(s)

@@ -12,10 +12,9 @@ handing per-task ``(n trials, c successes)`` counts to :func:`reliability`.
   pass^k: a percentile bootstrap over tasks, or the cluster-robust standard error with tasks as
   clusters (Miller 2024), each beside the other as a cross-check where both are computed.
 
-The interval estimators the variance-aware regression gate needs (it tests the *difference*
-current - baseline, DESIGN rule 7) live in the core module :mod:`ek.stats` and are re-exported
-here, so ``from ek.agents.reliability import wilson_interval`` keeps working:
-:class:`~ek.stats.Interval`, :func:`~ek.stats.wilson_interval`,
+The interval estimators (also those the variance-aware regression gate needs: it tests the
+*difference* current - baseline, DESIGN rule 7) live in the core module :mod:`ek.stats`, their
+one import path: :class:`~ek.stats.Interval`, :func:`~ek.stats.wilson_interval`,
 :func:`~ek.stats.newcombe_difference`, :func:`~ek.stats.difference_interval`,
 :func:`~ek.stats.difference_upper_bound`, :func:`~ek.stats.bootstrap_interval`,
 :func:`~ek.stats.normal_quantile`. An undefined quantity is NaN with a ``reason``.
@@ -23,6 +22,7 @@ here, so ``from ek.agents.reliability import wilson_interval`` keeps working:
 Example:
     >>> round(pass_at_k(10, 3, 2), 4), round(pass_hat_k(10, 3, 2), 4)
     (0.5333, 0.0667)
+    >>> from ek.stats import wilson_interval
     >>> w = wilson_interval(8, 10)
     >>> round(w.point, 3), round(w.low, 4), round(w.high, 4)
     (0.8, 0.4902, 0.9433)
@@ -47,17 +47,12 @@ from ek.stats import (
     MAX_COUNT,
     MAX_RESAMPLES,
     Interval,
-    bootstrap_interval,
     check_confidence,
     check_counts,
     check_int,
     choose_interval,
-    difference_interval,
-    difference_upper_bound,
     mean,
     mean_interval,
-    newcombe_difference,
-    normal_quantile,
     percentile_interval,
     ratio_interval,
     wilson_interval,
@@ -66,18 +61,11 @@ from ek.stats import (
 __all__ = [
     "MAX_K",
     "DeterministicAgentWarning",
-    "Interval",
     "ReliabilityReport",
     "ReliabilityWarning",
-    "bootstrap_interval",
-    "difference_interval",
-    "difference_upper_bound",
-    "newcombe_difference",
-    "normal_quantile",
     "pass_at_k",
     "pass_hat_k",
     "reliability",
-    "wilson_interval",
 ]
 
 _NAN = float("nan")

@@ -18,11 +18,16 @@ from typing import Any
 import pytest
 
 from ek.agents import cli
-from ek.agents._gate import GateRefusedError, agent_regression_gate
-from ek.agents._runs import load_run
 from ek.agents.base import Cost, Episode, TaskSpec
 from ek.agents.cost import per_million
-from ek.agents.harness import load_agent_baseline, run_suite, save_agent_baseline
+from ek.agents.harness import (
+    GateRefusedError,
+    agent_regression_gate,
+    load_agent_baseline,
+    load_run,
+    run_suite,
+    save_agent_baseline,
+)
 from ek.agents.metrics import CostPerSuccessMetric
 
 TASKS = [TaskSpec(f"t{i}", gold="ok") for i in range(20)]

@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ek.agents._runs import load_run
-from ek.agents._store import StoreLockedError, TrialStore, read_store
+from ek.agents.harness import StoreLockedError, TrialStore, load_run, read_store
 
 pytest_plugins = ["pytester"]
 

@@ -23,10 +23,16 @@ from typing import Any
 
 import pytest
 
-from ek.agents._runs import RunLoadError, load_run
-from ek.agents._store import StoreError, TrialStore, iter_store, read_store
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.harness import run_suite
+from ek.agents.harness import (
+    RunLoadError,
+    StoreError,
+    TrialStore,
+    iter_store,
+    load_run,
+    read_store,
+    run_suite,
+)
 
 
 def _agent(task: TaskSpec) -> Episode:

@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from ek.agents._store import StoreMismatchError, read_store
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.harness import run_suite
+from ek.agents.harness import StoreMismatchError, read_store, run_suite
 from ek.agents.verifier import hidden_tests
 
 TASKS = [TaskSpec(f"t{i}", gold=0.6) for i in range(3)]

@@ -20,9 +20,8 @@ from typing import Any
 
 import pytest
 
-from ek.agents._store import StoreError, read_store
 from ek.agents.base import Episode, TaskSpec
-from ek.agents.harness import HarnessError, run_suite
+from ek.agents.harness import HarnessError, StoreError, read_store, run_suite
 from ek.agents.metrics import TaskSuccessMetric
 
 # what a careless checker returns: each must be refused, never read by its truthiness

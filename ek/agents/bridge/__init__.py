@@ -1,12 +1,12 @@
-"""Duck-typed bridges: host transcripts, samples and test cases -> :class:`~ek.agents._episode.Episode`.
+"""Duck-typed bridges: host transcripts, samples and test cases -> :class:`~ek.agents.base.Episode`.
 
 ek never imports a host framework here: every converter reads attributes *or* mapping keys, so
 the same code handles live objects (an Inspect ``TaskState``, LangChain messages, Anthropic SDK
 blocks, DeepEval and Ragas test cases) and their JSON dumps. One module a source:
 
 - :mod:`ek.agents.bridge._messages`: chat messages (OpenAI, Anthropic, Inspect, LangChain) ->
-  :class:`~ek.agents._episode.Trajectory` (:func:`trajectory_from_messages`), usage ->
-  :class:`~ek.agents._episode.Cost` (:func:`cost_from_usage`).
+  :class:`~ek.agents.base.Trajectory` (:func:`trajectory_from_messages`), usage ->
+  :class:`~ek.agents.base.Cost` (:func:`cost_from_usage`).
 - :mod:`ek.agents.bridge._inspect_log`: Inspect samples, transcript events and logs -> episodes,
   run provenance and success verdicts (:func:`from_inspect_sample`,
   :func:`cost_from_inspect_events`, :func:`read_inspect_log`, :func:`episodes_from_inspect_log`,
@@ -17,8 +17,8 @@ blocks, DeepEval and Ragas test cases) and their JSON dumps. One module a source
   (:func:`from_ragas_sample`).
 
 Every tool call is read by the one call-shape normaliser
-(:func:`~ek.agents.toolcalls._parse.normalize_call`); a malformed predicted call becomes a step of tool
-:data:`~ek.agents.toolcalls._parse.MALFORMED_TOOL` whose ``error`` says why (scored as a wrong call,
+(:func:`~ek.agents.toolcalls.normalize_call`); a malformed predicted call becomes a step of tool
+:data:`~ek.agents.toolcalls.MALFORMED_TOOL` whose ``error`` says why (scored as a wrong call,
 never a crash).
 
 Example:

@@ -3,7 +3,7 @@
 :func:`from_deepeval_test_case` reads an ``LLMTestCase`` (or anything with its attributes), a
 ``ConversationalTestCase`` (anything with ``turns``), or the span tree DeepEval attaches to a test
 case for ``requires_trace`` metrics (``test_case._trace_dict``), and returns the episode and its
-gold as a :class:`~ek.agents._spec.TaskSpec` (``gold`` = the expected output, ``gold_calls`` = the
+gold as a :class:`~ek.agents.base.TaskSpec` (``gold`` = the expected output, ``gold_calls`` = the
 expected tools), which every ek agent metric accepts as gold.
 
 DeepEval has no field for a step error, a final state, a success verdict, cache or reasoning
@@ -20,7 +20,7 @@ reverse converter ``ek.adapters.deepeval.to_deepeval_test_case`` writes them):
 ``step_errors``        one ``str | None`` per call (of ``raw_tool_calls`` when given, else of
                        ``tools_called``; DeepEval's ``ToolCall`` drops an ``error=`` field)
 ``step_ids``           one call id (or ``None``) per call, likewise
-``cost``               a :class:`~ek.agents._episode.Cost` dict, or a list of them (all token kinds,
+``cost``               a :class:`~ek.agents.base.Cost` dict, or a list of them (all token kinds,
                        model, role). Without it, ``input_token_count`` / ``output_token_count`` /
                        ``token_cost`` give one agent ``Cost`` (DeepEval's input count is read as
                        uncached input) with ``metadata["model"]`` as its model
@@ -28,11 +28,11 @@ reverse converter ``ek.adapters.deepeval.to_deepeval_test_case`` writes them):
 ``success``            a verdict recorded by the harness (a bool)
 ``error``              why the agent failed to produce an episode
 ``trial``              which trial of the task (0-based)
-``run``                a :class:`~ek.agents._episode.RunProvenance` dict
+``run``                a :class:`~ek.agents.base.RunProvenance` dict
 ``input`` / ``output`` the original values when they are not strings (DeepEval requires
                        ``input`` and ``actual_output`` to be ``str``)
 ``gold``               the gold answer or goal state (else ``expected_output``)
-``tools``              a list of :class:`~ek.agents._spec.ToolSpec` dicts (the task's cost
+``tools``              a list of :class:`~ek.agents.base.ToolSpec` dicts (the task's cost
                        grammar: tool weights, argument importances). Without it a tool-call
                        or trajectory metric built without a grammar weighs every tool and
                        argument 1 (the adapter's reason says so)
@@ -134,7 +134,7 @@ def _aligned(owner: str, values: Any, n: int) -> list[Any]:
 
 def _step(call: Any, error: Any = None, call_id: Any = None) -> Step:
     """A called tool as a Step, read by the one call-shape normaliser (model output: a
-    malformed call becomes a :data:`~ek.agents.toolcalls._parse.MALFORMED_TOOL` step saying why)."""
+    malformed call becomes a :data:`~ek.agents.toolcalls.MALFORMED_TOOL` step saying why)."""
     read = read_model_call(call)
     why = read.error if read.tool == MALFORMED_TOOL else None
     return Step(
@@ -330,7 +330,7 @@ def from_deepeval_test_case(
             ``False`` ignores it; ``None`` (default) uses it when present.
 
     Returns:
-        The episode and a :class:`~ek.agents._spec.TaskSpec` whose ``gold`` is
+        The episode and a :class:`~ek.agents.base.TaskSpec` whose ``gold`` is
         ``metadata["gold"]`` or the expected output (outcome), and whose ``gold_calls`` are
         the expected tools (``None`` when the test case has none).
 

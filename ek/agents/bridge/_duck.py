@@ -81,7 +81,7 @@ def token_count(x: Any) -> int:
 
 
 def cost_list(value: Any) -> list[Cost]:
-    """One :class:`~ek.agents._episode.Cost` (or its dict), a list of them, or ``None`` as a list.
+    """One :class:`~ek.agents.base.Cost` (or its dict), a list of them, or ``None`` as a list.
 
     Example:
         >>> [c.total_tokens for c in cost_list([{"input_tokens": 3}, Cost(output_tokens=2)])]

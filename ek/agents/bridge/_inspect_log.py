@@ -1,16 +1,16 @@
-"""Inspect AI samples, transcripts and logs -> :class:`~ek.agents._episode.Episode`.
+"""Inspect AI samples, transcripts and logs -> :class:`~ek.agents.base.Episode`.
 
 Duck-typed like every bridge: an Inspect ``EvalSample`` or ``TaskState`` object and its log
 dict read the same, and ``inspect_ai`` is imported only to open a log file.
 
 - :func:`cost_from_inspect_events` sums the ``usage`` of an Inspect transcript's model events
-  into one :class:`~ek.agents._episode.Cost` per (model, role). Model calls made inside a
+  into one :class:`~ek.agents.base.Cost` per (model, role). Model calls made inside a
   scorer's span are the ``"judge"`` role, so a grader never inflates the agent's Cost-of-Pass.
 - :func:`from_inspect_sample` converts an Inspect ``EvalSample`` (object or log dict) or a live
-  ``TaskState`` into an :class:`~ek.agents._episode.Episode`; :func:`success_from_inspect_scores`
+  ``TaskState`` into an :class:`~ek.agents.base.Episode`; :func:`success_from_inspect_scores`
   and :func:`inspect_verdict` decide its success from the sample's scores.
 - :func:`provenance_from_inspect_header` reads a log header as a
-  :class:`~ek.agents._episode.RunProvenance`.
+  :class:`~ek.agents.base.RunProvenance`.
 - :func:`read_inspect_log` streams an ``.eval`` or ``.json`` log into records (the episode, the
   ek metric scores the ek scorers recorded (:func:`ek_scores_from_inspect_scores`), and why a
   sample is unscored); :func:`episodes_from_inspect_log` gives just the episodes. Reading a log

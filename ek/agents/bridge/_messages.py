@@ -1,4 +1,4 @@
-"""Chat messages -> :class:`~ek.agents._episode.Trajectory`, and usage -> :class:`~ek.agents._episode.Cost`.
+"""Chat messages -> :class:`~ek.agents.base.Trajectory`, and usage -> :class:`~ek.agents.base.Cost`.
 
 Duck-typed: every reader takes attributes *or* mapping keys, so live objects (Inspect
 ``ChatMessage``, LangChain messages, Anthropic SDK blocks) and their JSON dumps read the same.
@@ -10,9 +10,9 @@ Duck-typed: every reader takes attributes *or* mapping keys, so live objects (In
   ``ChatMessage`` objects or dicts (``ToolCall.arguments`` already a dict; ``ChatMessageTool.error``)
   and **LangChain** messages (``AIMessage.tool_calls`` / ``invalid_tool_calls``,
   ``ToolMessage.status``). Calls are paired with results by id, by position where no id exists.
-  Every call is read by the one call-shape normaliser (:func:`~ek.agents.toolcalls._parse.normalize_call`).
+  Every call is read by the one call-shape normaliser (:func:`~ek.agents.toolcalls.normalize_call`).
   A malformed call (no tool name, arguments that are not a JSON object) is model output: it
-  becomes a step of tool :data:`~ek.agents.toolcalls._parse.MALFORMED_TOOL` whose ``error`` says why,
+  becomes a step of tool :data:`~ek.agents.toolcalls.MALFORMED_TOOL` whose ``error`` says why,
   which the metrics score as a wrong call; never a crash.
 - :func:`cost_from_usage` reads one usage record (Inspect's ``ModelUsage`` field names) as a
   :class:`Cost` in ek's token kinds.
@@ -93,7 +93,7 @@ class _Pairing:
 
     def add_call(self, call: Any, call_id: Any, error: str | None = None) -> None:
         """Record one call, read by the one call-shape normaliser (model output: a malformed
-        call becomes a :data:`~ek.agents.toolcalls._parse.MALFORMED_TOOL` step saying why)."""
+        call becomes a :data:`~ek.agents.toolcalls.MALFORMED_TOOL` step saying why)."""
         step = normalize_call(call, strict=False)
         cid = _id(call_id)
         self.calls.append(
@@ -244,7 +244,7 @@ def trajectory_from_messages(messages: Iterable[Any]) -> Trajectory:
     results without an id go to the first unanswered call (of the same tool when named). A
     call never answered has ``observation=None``. A malformed call (no tool name, arguments
     that are not a JSON object, or that the host could not parse) becomes a step of tool
-    :data:`~ek.agents.toolcalls._parse.MALFORMED_TOOL` with empty ``args`` and an ``error`` saying why
+    :data:`~ek.agents.toolcalls.MALFORMED_TOOL` with empty ``args`` and an ``error`` saying why
     (with the tool name and raw text): scored as a wrong call, never matched.
 
     Args:

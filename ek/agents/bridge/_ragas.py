@@ -13,7 +13,7 @@ answers that call instead. A tool message with no pending call raises ``ValueErr
 **Conventions** (message ``metadata``; ``ek.adapters.ragas.to_ragas_sample`` writes them):
 
 ==========================  ================================================================
-``usage`` (AI message)      a :class:`~ek.agents._episode.Cost` dict, or a list of them
+``usage`` (AI message)      a :class:`~ek.agents.base.Cost` dict, or a list of them
 ``raw_tool_calls`` (AI)     the model's calls as it wrote them, one entry per call, **instead
                             of** ``tool_calls`` (whose ``ToolCall`` refuses arguments that are
                             not a mapping): any accepted call shape, arguments as JSON text
@@ -29,14 +29,14 @@ answers that call instead. A tool message with no pending call raises ``ValueErr
 ``duration``, ``run``,
 ``episode_error``,
 ``episode_metadata``
-``tools`` (any message)     the task's :class:`~ek.agents._spec.ToolSpec` dicts (its cost
+``tools`` (any message)     the task's :class:`~ek.agents.base.ToolSpec` dicts (its cost
                             grammar; the last one wins), as DeepEval's ``metadata["tools"]``;
                             without it a tool-call or trajectory metric built without a
                             grammar weighs every tool and argument 1
 ==========================  ================================================================
 
 The episode's input is the first human message; its output is the last AI message without tool
-calls. The gold is a :class:`~ek.agents._spec.TaskSpec` with ``gold`` = ``reference``,
+calls. The gold is a :class:`~ek.agents.base.TaskSpec` with ``gold`` = ``reference``,
 ``gold_calls`` = ``reference_tool_calls`` and ``tools`` from the messages' ``metadata["tools"]``,
 so the tool weights and argument importances reach the metrics as they do on every other path.
 
@@ -254,7 +254,7 @@ def from_ragas_sample(
             ``"final_state"`` checker).
 
     Returns:
-        The episode and a :class:`~ek.agents._spec.TaskSpec` gold (``gold_calls`` is ``None``
+        The episode and a :class:`~ek.agents.base.TaskSpec` gold (``gold_calls`` is ``None``
         when the sample has no ``reference_tool_calls``).
 
     Raises:

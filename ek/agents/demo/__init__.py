@@ -17,7 +17,14 @@ Example:
 
 from __future__ import annotations
 
-from ._agents import ScriptedAgent, TrialContext, baseline_agent, candidate_agent, oracle_agent
+from ._agents import (
+    ErrorProfile,
+    ScriptedAgent,
+    TokenModel,
+    baseline_agent,
+    candidate_agent,
+    oracle_agent,
+)
 from ._run import DEMO_PRICES, DemoResult, run_demo
 from ._tasks import SUITE_VERSION, load_tasks
 from ._world import TOOLS, call_tool, initial_db, replay, replayed_state_match
@@ -27,8 +34,9 @@ __all__ = [
     "SUITE_VERSION",
     "TOOLS",
     "DemoResult",
+    "ErrorProfile",
     "ScriptedAgent",
-    "TrialContext",
+    "TokenModel",
     "baseline_agent",
     "call_tool",
     "candidate_agent",

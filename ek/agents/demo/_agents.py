@@ -6,7 +6,7 @@ look-ups first, then the write. Its mistakes are drawn from a seeded random gene
 rates set per slice and difficulty by an :class:`ErrorProfile`: a malformed id that the shop
 refuses (a failed call, retried), the wrong order picked because it stopped scanning early, the
 wrong destructive tool tried first, a wrong refund amount or reason, an unneeded look-up, giving
-up. Every trial is a real trajectory through :func:`~ek.agents.demo._world.call_tool`, so its
+up. Every trial is a real trajectory through :func:`~ek.agents.demo.call_tool`, so its
 final state is the database its calls left behind.
 
 Token usage is simulated per model call, by kind (:class:`~ek.agents.base.Cost`): uncached input,
@@ -18,10 +18,13 @@ seen), and output including reasoning.
   **clearly less reliable on the refund slice** (refunds and cancellations).
 
 Example:
-    >>> from ek.agents.demo._tasks import load_tasks
+    >>> from ek.agents.base import RunProvenance
+    >>> from ek.agents.demo import load_tasks
+    >>> from ek.agents.harness import TrialContext
     >>> task = load_tasks()[0]
-    >>> ep = baseline_agent()(task, TrialContext(trial=0, seed=7))
-    >>> ep == baseline_agent()(task, TrialContext(trial=0, seed=7))     # seeded: reproducible
+    >>> ctx = TrialContext(task.task_id, trial=0, seed=7, run=RunProvenance(seed=7), k=1)
+    >>> ep = baseline_agent()(task, ctx)
+    >>> ep == baseline_agent()(task, ctx)     # seeded: reproducible
     True
     >>> ep.trajectory.tools[-1], ep.agent_cost.model
     ('refund_order', 'demo-large')
@@ -44,20 +47,10 @@ __all__ = [
     "ErrorProfile",
     "ScriptedAgent",
     "TokenModel",
-    "TrialContext",
     "baseline_agent",
     "candidate_agent",
     "oracle_agent",
 ]
-
-
-@dataclass(frozen=True)
-class TrialContext:
-    """The minimal trial context the agents read (``trial`` and ``seed``); the harness passes
-    its own context object with the same attributes."""
-
-    trial: int = 0
-    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -384,7 +377,8 @@ def _write(
 class ScriptedAgent:
     """A seeded, stochastic, scripted tool-calling agent for the demo world.
 
-    Call it as ``agent(task)`` or ``agent(task, context)``; ``context.trial`` and
+    Call it as ``agent(task)`` or ``agent(task, context)`` (the harness's
+    :class:`~ek.agents.harness.TrialContext`); ``context.trial`` and
     ``context.seed`` (when present) select the random stream, so a (seed, task, trial) triple
     always gives the same episode.
 
@@ -463,7 +457,7 @@ def candidate_agent(seed: int = 0) -> ScriptedAgent:
     wrong tool first, giving up).
 
     Example:
-        >>> from ek.agents.demo._tasks import load_tasks
+        >>> from ek.agents.demo import load_tasks
         >>> refund = load_tasks()[0]
         >>> candidate_agent().profile(refund).amount > baseline_agent().profile(refund).amount
         True

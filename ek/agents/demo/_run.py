@@ -182,7 +182,7 @@ class DemoResult:
         folder: The run folder.
         baseline: The baseline's :class:`~ek.agents.harness.SuiteResult`.
         candidate: The candidate's :class:`~ek.agents.harness.SuiteResult`.
-        gate: The :class:`~ek.agents._gate.GateResult` of candidate vs the frozen baseline.
+        gate: The :class:`~ek.agents.harness.GateResult` of candidate vs the frozen baseline.
         inspect: A summary of the Inspect run (``{"log": path, "success": rate, ...}``), or
             ``None`` when it did not run (and ``inspect_note`` says why).
         plots: The plot files written.
@@ -510,6 +510,34 @@ def _run_agent(
         )
 
 
+#: The entry point group where an extra's adapter provides a demo stage (``inspect``: the
+#: ``[inspect]`` extra's ``ek.adapters.inspect.demo:run_inspect_demo``). The demo finds the stage
+#: there, so the dependency points one way: adapters -> ek.agents -> ek.
+DEMO_STAGES = "ek_agents.demo"
+
+
+def demo_stage(name: str) -> Callable[..., Any]:
+    """The demo stage ``name`` an installed adapter provides (entry point group :data:`DEMO_STAGES`).
+
+    Raises:
+        ImportError: no such stage is installed, or its adapter cannot import (its extra is
+            missing; the adapter's message names it).
+
+    Example:
+        >>> demo_stage("no-such-stage")
+        Traceback (most recent call last):
+        ...
+        ImportError: no demo stage 'no-such-stage' is installed (entry point group ek_agents.demo)
+    """
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group=DEMO_STAGES) if ep.name == name]
+    if not found:
+        raise ImportError(f"no demo stage {name!r} is installed (entry point group {DEMO_STAGES})")
+    stage: Callable[..., Any] = found[0].load()
+    return stage
+
+
 def _inspect_part(
     emit: Callable[[str], None],
     root: str,
@@ -525,8 +553,8 @@ def _inspect_part(
     note = ""
     want_inspect = _importable("inspect_ai") if inspect is None else inspect
     if want_inspect:
-        try:  # the Inspect part lives in the adapter: the core never imports inspect_ai
-            from ek.adapters.inspect.demo import run_inspect_demo
+        try:  # the Inspect part lives in the adapter: ek.agents never imports an adapter
+            run_inspect_demo = demo_stage("inspect")
         except ImportError as e:
             if inspect:
                 raise

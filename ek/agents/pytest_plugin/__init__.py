@@ -33,7 +33,9 @@ gate refuses runs that are not comparable),
 * **async tests** work as they do without the plugin (pytest-asyncio, anyio): each trial is an
   ordinary test item.
 * **Inert** for a suite that uses none of the marker, the ``ek_episode`` fixture or the options:
-  no item, report or line of output changes, and ``ek.agents`` is never imported.
+  no item, report or line of output changes, and nothing runs: loading the plugin imports the
+  ``ek.agents`` package (its default checkers and metrics), never the harness, a store or a host
+  framework.
 * Registered through the ``pytest11`` entry point ``ek.agents.pytest_plugin`` (named as the module, as
   ``xdist.looponfail`` is, so ``-p ek.agents.pytest_plugin`` loads it where plugin autoloading is off
   and is harmless where it is on); ``-p no:ek.agents.pytest_plugin`` turns it off. The hidden-test
@@ -75,7 +77,7 @@ _MARKER_HELP = (
 
 
 def __getattr__(name: str) -> Any:
-    if name == "EpisodeRecorder":  # imports ek.agents: only when asked for
+    if name == "EpisodeRecorder":  # imports the harness: only when asked for
         from ._recorder import EpisodeRecorder
 
         return EpisodeRecorder
@@ -280,7 +282,7 @@ def pytest_report_teststatus(report: Any, config: pytest.Config) -> Any:
 
 @pytest.fixture
 def ek_episode(request: pytest.FixtureRequest) -> Any:
-    """This trial's :class:`~ek.agents.pytest_plugin._recorder.EpisodeRecorder`: ``trial``, ``seed``,
+    """This trial's :class:`~ek.agents.pytest_plugin.EpisodeRecorder`: ``trial``, ``seed``,
     ``rng`` and ``record(episode, gold=..., prices=...)``. Using it makes the test an ek test."""
     from ek.agents.harness import trial_seed
 

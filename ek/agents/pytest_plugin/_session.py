@@ -3,7 +3,7 @@
 It runs where pytest reports (the pytest process, or the pytest-xdist controller; never on a
 worker). Each trial's teardown report carries what the trial did (plain JSON, so it crosses an
 xdist channel); when a test's last trial is in, the controller judges it
-(:func:`~ek.agents.pytest_plugin._verdict.judge`) and reports **one** outcome for the test, under the
+(:func:`~ek.agents.pytest_plugin._verdict.decide`) and reports **one** outcome for the test, under the
 test's own node id. At the end of the session it writes the run store
 (:mod:`ek.agents._store`), gates it with ``ek-agents gate`` itself (:func:`ek.agents.cli.main`:
 the same rules, refusals and exit codes), saves the baseline, and prints the table.
@@ -165,14 +165,14 @@ class EkController:
     def _finish(self, st: _TestState) -> pytest.TestReport | None:
         if st.done or not st.payloads:
             return None
-        from ._verdict import judge, with_cost
+        from ._verdict import decide, with_cost
 
         st.done = True
         first = st.payloads[min(st.payloads)]
         spec = TrialSpec.from_dict(first["spec"])
         trials = [_trial(st.test_id, st.payloads[i], self.run) for i in sorted(st.payloads)]
         trials = with_cost(trials, st.test_id, self.run)
-        verdict = judge(st.test_id, spec, trials)
+        verdict = decide(st.test_id, spec, trials)
         self.judged[st.test_id] = _Judged(verdict, tuple(trials), st.order)
         rep = _outcome_report(st, verdict, trials)
         self.config.hook.pytest_runtest_logreport(report=rep)
@@ -435,8 +435,8 @@ def summary_lines(verdicts: Sequence[TestVerdict]) -> list[str]:
     criterion and outcome; then the pooled success rate.
 
     Example:
-        >>> from ek.agents.pytest_plugin._verdict import TrialResult, judge
-        >>> v = judge("t.py::test_a", TrialSpec(4), [TrialResult(i, "passed") for i in range(4)])
+        >>> from ek.agents.pytest_plugin._verdict import TrialResult, decide
+        >>> v = decide("t.py::test_a", TrialSpec(4), [TrialResult(i, "passed") for i in range(4)])
         >>> for line in summary_lines([v]):
         ...     print(line)
         test          trials  ok  success [95% CI]      pass^k        criterion           outcome

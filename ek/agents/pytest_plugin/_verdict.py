@@ -2,15 +2,15 @@
 
 The controller (the pytest process, or the pytest-xdist controller) turns what each trial's
 worker sent into a :class:`TrialResult` (:func:`trial_from_payload`) and, once a test's trials
-are in, judges them with :func:`judge`: success counts, pass^k
+are in, decides on them with :func:`decide`: success counts, pass^k
 (:func:`~ek.agents.reliability.pass_hat_k`, the tau-bench estimator), the Wilson interval of the
 success rate (:func:`~ek.agents.reliability.wilson_interval`), each recorded metric's aggregate
 (a ratio of sums: :func:`~ek.agents._summary.metric_aggregator`) and Cost-of-Pass.
 
 Example:
-    >>> from ek.agents.pytest_plugin._spec import TrialSpec
+    >>> from ek.agents.pytest_plugin import TrialSpec
     >>> trials = [TrialResult(i, "failed" if i in (1, 3) else "passed") for i in range(5)]
-    >>> v = judge("t.py::test_a", TrialSpec(5, pass_hat_k=2, at_least=0.3), trials)
+    >>> v = decide("t.py::test_a", TrialSpec(5, pass_hat_k=2, at_least=0.3), trials)
     >>> v.n, v.successes, v.pass_hat, v.outcome     # pass^2 = C(3,2)/C(5,2) = 3/10
     (5, 3, 0.3, 'passed')
     >>> round(v.interval.low, 4), round(v.interval.high, 4)
@@ -39,12 +39,12 @@ __all__ = [
     "COST_METRIC",
     "TestVerdict",
     "TrialResult",
-    "judge",
+    "decide",
     "trial_from_payload",
     "with_cost",
 ]
 
-#: The name of the per-trial Cost-of-Pass score (the metric :func:`judge` aggregates as $/success).
+#: The name of the per-trial Cost-of-Pass score (the metric :func:`decide` aggregates as $/success).
 COST_METRIC = CostPerSuccessMetric.name
 
 _MAX_FAILURE_LINES = 5
@@ -286,7 +286,7 @@ def _reasons(trials: Sequence[TrialResult]) -> dict[int, tuple[str, ...]]:
     return out
 
 
-def judge(test_id: str, spec: TrialSpec, trials: Sequence[TrialResult]) -> TestVerdict:
+def decide(test_id: str, spec: TrialSpec, trials: Sequence[TrialResult]) -> TestVerdict:
     """Judge a test's trials against its criterion (see the module docstring)."""
     ran = [t for t in trials if t.outcome != "skipped"]
     n, c = len(ran), sum(t.passed for t in ran)

@@ -66,7 +66,7 @@ def match(
             groups it solves (``None``: no limit; the class flow is not counted).
 
     Returns:
-        The :class:`~ek.agents.toolcalls._result.MatchResult`: pairs in gold order, missing and
+        The :class:`~ek.agents.toolcalls.MatchResult`: pairs in gold order, missing and
         extra calls in index order.
 
     Raises:

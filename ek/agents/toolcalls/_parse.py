@@ -743,7 +743,7 @@ def prepare_gold(obj: Any, ctx: Context) -> list[ExpectedCall]:
 
     Example:
         >>> from ek.canon import resolve_canonicalizer
-        >>> from ek.agents.toolcalls._gold import AnyOf
+        >>> from ek.agents.toolcalls import AnyOf
         >>> ctx = Context(None, resolve_canonicalizer("default"))
         >>> a, b = prepare_gold([{"name": "f", "args": {"q": "A"}},
         ...                      GoldCall("f", {"u": AnyOf(1, optional=True)})], ctx)

@@ -1,6 +1,6 @@
 """What the matcher returns: :class:`MatchResult` (the assigned pairs, the missing and extra
 calls as :class:`UnmatchedCall`, the weighted counts), its views (:attr:`MatchResult.matched`:
-every pair as a :class:`~ek.agents.toolcalls._compare.CallMatch` with its per-argument
+every pair as a :class:`~ek.agents.toolcalls.CallMatch` with its per-argument
 verdicts), its written explanation and JSON-ready rows, and :func:`tool_call_score`, the Score
 made of it.
 

@@ -19,7 +19,7 @@ from typing import Any
 
 __all__ = ["count", "first", "indexed", "maybe_json", "text_of"]
 
-#: Largest token count read from an attribute (what :class:`~ek.agents._episode.Cost` accepts).
+#: Largest token count read from an attribute (what :class:`~ek.agents.base.Cost` accepts).
 MAX_COUNT = 2**53
 
 

@@ -18,7 +18,7 @@ marked ``requested``; an execution no request explains is kept as it is.
 
 Example:
     >>> from ek.agents.traces._records import CallRecord
-    >>> from ek.agents.traces._span import Span
+    >>> from ek.agents.traces import Span
     >>> ask = Span("1", "c1", None, "chat", 0, 1)
     >>> run = Span("1", "b1", None, "lookup", 2, 3)
     >>> [c] = merge([(ask, CallRecord.asked("lookup", '{"id": "A1"}', "c1"))],

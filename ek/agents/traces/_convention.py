@@ -6,7 +6,7 @@ older names still emitted). The two can be mixed in one trace (e.g. a pydantic-a
 an OpenInference-instrumented client).
 
 Example:
-    >>> from ek.agents.traces._span import Span
+    >>> from ek.agents.traces import Span
     >>> oi = Span("01", "02", None, "lookup", 0, 1, {"openinference.span.kind": "TOOL",
     ...           "tool.name": "lookup", "input.value": '{"id": 1}'})
     >>> role(oi), tool_call(oi).name, tool_call(oi).arguments

@@ -33,7 +33,7 @@ these :class:`TraceProblem` s; :func:`episodes_from_spans` warns (:class:`TraceW
 raises only when no run at all could be read.
 
 Example:
-    >>> from ek.agents.traces._span import Span
+    >>> from ek.agents.traces import Span
     >>> t = "0af7651916cd43dd8448eb211c80319c"
     >>> spans = [
     ...     Span(t, "a1", None, "invoke_agent bot", 0, 100,
@@ -355,7 +355,7 @@ def read_traces(
     Arguments as for :func:`episodes_from_spans`.
 
     Example:
-        >>> from ek.agents.traces._span import Span
+        >>> from ek.agents.traces import Span
         >>> spans = [Span("01", "a", None, "invoke_agent", 0, 1,
         ...               {"gen_ai.operation.name": "invoke_agent", "t": "x"}),
         ...          Span("02", "a", None, "invoke_agent", 2, 3,
@@ -397,7 +397,7 @@ def episodes_from_spans(
     scope: str = "top",
     success_attribute: str | None = None,
 ) -> list[Episode]:
-    """One :class:`~ek.agents._episode.Episode` per agent run in ``spans`` (see the module docstring).
+    """One :class:`~ek.agents.base.Episode` per agent run in ``spans`` (see the module docstring).
 
     Args:
         spans: :class:`~ek.agents.traces.Span` objects, OTLP documents or ``to_json()`` span

@@ -212,7 +212,7 @@ def evaluation_events(
     trials of a task can be grouped in the backend.
 
     Args:
-        episode: An :class:`~ek.agents._episode.Episode` (or anything with ``task_id``,
+        episode: An :class:`~ek.agents.base.Episode` (or anything with ``task_id``,
             ``trial`` and ``metadata``).
         scores: ``{evaluation name: Score}``, e.g. ``{"tool_calls": metric(ep, gold)}``.
         trace_id: The scored trace (overrides the episode's metadata).
@@ -220,7 +220,7 @@ def evaluation_events(
         time_ns: When the evaluation happened; ``None``: when written or emitted.
 
     Example:
-        >>> from ek.agents._episode import Episode
+        >>> from ek.agents.base import Episode
         >>> ep = Episode("t1", trial=2, metadata={"trace": {"trace_id": "0af7651916cd43dd8448eb211c80319c"}})
         >>> [ev] = evaluation_events(ep, {"success": Score(0.0, {"passed": False})})
         >>> ev.trace_id, ev.span_id, ev.attributes

@@ -29,7 +29,7 @@ instrumentation:
   last). Peers that overlap in time stay peers.
 
 Example:
-    >>> from ek.agents.traces._span import Span
+    >>> from ek.agents.traces import Span
     >>> from ek.agents.traces._tree import TraceTree
     >>> t = "0af7651916cd43dd8448eb211c80319c"
     >>> oi = lambda kind, **a: {"openinference.span.kind": kind, **a}

@@ -100,7 +100,7 @@ def summary_from_traces(
     gold: Mapping[str, Any] | None = None,
     prices: Mapping[str, ModelPrice] | None = None,
 ) -> RunSummary:
-    """Read a trace file into a :class:`~ek.agents._summary.RunSummary` (counts, cost, episodes).
+    """Read a trace file into a :class:`~ek.agents.harness.RunSummary` (counts, cost, episodes).
 
     A run that cannot be read is left out, counted as unscored (the gate then refuses the run
     unless told otherwise) and named with its reason in the summary's ``notes``, which also say

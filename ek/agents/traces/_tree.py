@@ -25,7 +25,7 @@ a span's subtree is one slice of it, and :meth:`TraceTree.lookup` resolves an at
 every span in one pass down the tree the first time it is asked for.
 
 Example:
-    >>> from ek.agents.traces._span import Span
+    >>> from ek.agents.traces import Span
     >>> t = "0af7651916cd43dd8448eb211c80319c"
     >>> tree = TraceTree(t, [Span(t, "a", None, "task", 0, 9, {"ek.task_id": "t1"}),
     ...                      Span(t, "b", "a", "run", 1, 8), Span(t, "c", "b", "tool", 2, 3)])

@@ -1,6 +1,6 @@
 """The isolated test process: its files, command and environment, its pipes, its limits.
 
-:func:`prepare_private` writes the runner and the bridge (the source text of
+:func:`prepare_private` writes the runner and the proxy (the source text of
 :mod:`ek.agents.verifier._runner` and :mod:`ek.agents.verifier._proxy`, never imported by the
 child as part of ``ek``) and the checker's own ``pytest.ini`` into a private directory, and the
 workspace process's code (:mod:`ek.agents.verifier._child`) into its own; :func:`build_command`,
@@ -126,14 +126,14 @@ class Bounded:
 
 # --------------------------------------------------------------------------- the command
 def prepare_private(private: Path, child_dir: Path) -> tuple[Path, Path, Path]:
-    """Write the runner, the bridge and the ini file into ``private``, the child into ``child_dir``.
+    """Write the runner, the proxy and the ini file into ``private``, the child into ``child_dir``.
 
     Returns:
         The paths of the runner, of the ini file and of the child.
     """
     runner = private / "runner.py"
     runner.write_text(source_of("_runner"), encoding="utf-8")
-    (private / "_ek_verifier_bridge.py").write_text(source_of("_proxy"), encoding="utf-8")
+    (private / "_ek_verifier_proxy.py").write_text(source_of("_proxy"), encoding="utf-8")
     ini = private / "pytest.ini"
     ini.write_text(INI, encoding="utf-8")
     child = child_dir / "child.py"

@@ -1,7 +1,7 @@
 """The runner: the trusted test process, which runs pytest and NEVER imports workspace code.
 
 The checker does not import this module to use it: it copies this file's source text (and
-:mod:`~ek.agents.verifier._proxy`'s, as ``_ek_verifier_bridge.py``) into a private directory
+:mod:`~ek.agents.verifier._proxy`'s, as ``_ek_verifier_proxy.py``) into a private directory
 of each run and executes ``python -I -B -X utf8 -X pycache_prefix=/dev/null/... runner.py``;
 the report's HMAC key and the path of its configuration arrive on stdin. In order, the runner:
 
@@ -21,7 +21,7 @@ the report's HMAC key and the path of its configuration arrive on stdin. In orde
    single ``boot_error``.
 
 Keep this module importable without side effects: only the standard library at the top,
-pytest and the bridge inside :func:`main`.
+pytest and the proxy inside :func:`main`.
 """
 
 from __future__ import annotations
@@ -193,14 +193,14 @@ class _Reporter:
         self.em, self.cfg, self.files = em, cfg, files
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        import _ek_verifier_bridge as bridge_mod
+        import _ek_verifier_proxy as proxy_mod
 
         sys.meta_path.insert(0, TestSourceFinder(self.cfg["tests"], self.files, session.config))
-        bridge = bridge_mod.Bridge(
+        bridge = proxy_mod.Bridge(
             self.cfg["child_command"], self.cfg["child_config"], self.cfg["workspace"],
             self.cfg["child_env"], self.cfg["out_fd"], self.event,
         )  # fmt: skip
-        bridge_mod.install(bridge, self.cfg["workspace"])
+        proxy_mod.install(bridge, self.cfg["workspace"])
         self.em.emit({"event": "start", "pytest": self.cfg["pytest_version"]})
 
     def event(self, kind: str, data: Any) -> None:
@@ -261,7 +261,7 @@ def main() -> None:
     cfg["out_fd"] = os.dup(1)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     try:
-        import _ek_verifier_bridge  # noqa: F401  (the private copy, next to this file)
+        import _ek_verifier_proxy  # noqa: F401  (the private copy, next to this file)
         import pytest
     except BaseException as e:  # whatever stops the import: report it, never a traceback alone
         em.emit({"event": "boot_error", "error": f"{type(e).__name__}: {e}"})

@@ -37,7 +37,7 @@ __all__ = [
     "Rule",
     "Ruling",
     "decide",
-    "judge",
+    "decide_lines",
     "sign",
 ]
 
@@ -598,7 +598,7 @@ def decide(evidence: Evidence) -> Ruling:
     raise RuntimeError(f"no verdict rule decided; the last rule, {RULES[-1].__name__}, must")
 
 
-def judge(
+def decide_lines(
     lines: Iterable[bytes],
     *,
     exit_code: int | None,
@@ -613,8 +613,8 @@ def judge(
     Returns ``(status, reason, failed_tests, detail)``.
 
     Example:
-        >>> judge([], exit_code=0, expected=(), canary_pass="c::p", canary_fail="c::f",
-        ...       overflow=True)
+        >>> decide_lines([], exit_code=0, expected=(), canary_pass="c::p", canary_fail="c::f",
+        ...              overflow=True)
         ('error', 'the test report exceeded its size limit', (), {'exit_code': 0})
     """
     evidence = Evidence(
