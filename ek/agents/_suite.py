@@ -291,8 +291,8 @@ def run_suite(
         adaptive: An :class:`~ek.agents.Adaptive` stopping rule: settled tasks get no
             more than ``min_trials`` trials.
         faults: A :class:`~ek.agents.FaultPlan`: every task runs clean and under each
-            fault (``SuiteResult.faults``, ``SuiteResult.robustness``); each fault's pass has its
-            own store beside ``store`` (``run.fault-<name>.jsonl``).
+            fault (``SuiteResult.faults``, :func:`~ek.agents.robustness`); each fault's pass
+            has its own store beside ``store`` (``run.fault-<name>.jsonl``).
         fault: One :class:`~ek.agents.Fault` every trial runs under (what each pass of
             ``faults`` uses).
         simulator: A user simulator (:mod:`ek.agents.simulate`): every task is a conversation
