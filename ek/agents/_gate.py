@@ -74,7 +74,15 @@ runs over different task sets (unless ``tasks="intersect"``), and runs whose met
 name were **configured differently** (the fingerprints both recorded,
 :attr:`~ek.agents._summary.RunSummary.metric_configs`, differ: a Cost-of-Pass priced at 1/2
 dollars per million tokens against one priced at 100/200 is not a regression, it is another
-measure) unless ``allow_metric_changes=True`` (``ek-agents gate --allow-metric-changes``).
+measure) unless ``allow_metric_changes=True`` (``ek-agents gate --allow-metric-changes``),
+and runs whose success **different judges** decided (the checkers both runs recorded,
+:attr:`~ek.agents.harness.RunSummary.checker`, differ and either is an LLM judge,
+:mod:`ek.agents._checker`: a judge's errors are its own, so the change in the judged rate mixes
+the agents' change with the judges'), unless each run has its own labels (``labels`` and
+``baseline_labels``: the rates corrected for each judge's errors are compared) or
+``allow_judge_change=True`` (``ek-agents gate --allow-judge-change``), both with a warning
+naming the two judges; a run that does not record its checker (a baseline saved before ek
+recorded it) against a judged one is compared, with a warning.
 
 Example:
     >>> from ek.agents.base import RunProvenance
@@ -109,6 +117,7 @@ from ek.stats import (
     t_interval,
 )
 
+from ._checker import judge_change, unrecorded_judge
 from ._fingerprint import config_diff, same_config
 from ._resample import MetricDifference, by_method
 from ._summary import MetricSummary, RunSummary
@@ -484,6 +493,39 @@ def _refuse_metric_changes(
     warnings.append(f"metrics configured differently, compared anyway: {what}")
 
 
+def _refuse_judge_change(
+    cur: RunSummary, base: RunSummary, allowed: bool, labelled: bool, warnings: list[str]
+) -> None:
+    """Refuse runs whose success different judges decided, unless each run has labels (the
+    corrected rates are compared) or ``allowed``; warn when one run's checker is unknown and
+    the other was judged."""
+    unknown = unrecorded_judge(base.checker, cur.checker)
+    if unknown is not None:
+        warnings.append(unknown)
+    change = judge_change(base.checker, cur.checker)
+    if change is None:
+        return
+    if labelled:
+        warnings.append(
+            f"different judges decided the runs ({change}); compared on the success rates "
+            "corrected with each run's labels"
+        )
+    elif allowed:
+        warnings.append(
+            f"different judges decided the runs ({change}), compared anyway "
+            "(allow_judge_change): a change in the judged rate may be the judges'"
+        )
+    else:
+        raise GateRefusedError(
+            f"the runs' success was decided by different judges ({change}). A judge's errors "
+            "are its own, so a change in the judged rate mixes the agents' change with the "
+            "judges'; label a sample of each run's trials and compare the corrected rates "
+            "(labels=..., baseline_labels=...; ek-agents gate --labels FILE --baseline-labels "
+            "FILE), re-baseline with the new judge, or compare the judged rates anyway with "
+            "allow_judge_change=True (ek-agents gate --allow-judge-change)"
+        )
+
+
 def _shared_tasks(
     cur_counts: Mapping[str, tuple[int, int]],
     base_counts: Mapping[str, tuple[int, int]],
@@ -833,6 +875,7 @@ def agent_regression_gate(
     allow_unscored: bool = False,
     allow_metric_changes: bool = False,
     allow_simulator_change: bool = False,
+    allow_judge_change: bool = False,
     success_scorer: str | None = None,
     tasks: str = "same",
     max_infra_share: float | None = None,
@@ -873,6 +916,9 @@ def agent_regression_gate(
         allow_simulator_change: Gate runs whose user simulator differs
             (``RunProvenance.simulator``, :mod:`ek.agents.simulate`) with a warning naming
             both. By default they are refused: a new simulator is a new experiment.
+        allow_judge_change: Gate runs whose success different judges decided
+            (:attr:`~ek.agents.harness.RunSummary.checker`) on their judged rates, with a
+            warning naming both. By default they are refused unless both runs have labels.
         success_scorer: For a run given as an Inspect log path, the scorer that decides
             success (see :func:`~ek.agents.harness.load_run`).
         tasks: ``"same"`` (default): refuse runs whose task sets differ; ``"intersect"``:
@@ -897,7 +943,8 @@ def agent_regression_gate(
         GateRefusedError: an empty run or baseline, a run with unscored samples (unless
             allowed), incomparable provenance, different task sets (unless
             ``tasks="intersect"``), metrics configured differently (unless
-            ``allow_metric_changes``), or too many infrastructure errors
+            ``allow_metric_changes``), runs that different judges decided (unless both have
+            labels, or ``allow_judge_change``), or too many infrastructure errors
             (``max_infra_share``).
 
     Example:
@@ -926,6 +973,7 @@ def agent_regression_gate(
         _refuse_metric_changes(cur, base, allow_metric_changes, warnings)
     _refuse_infra(cur, base, max_infra_share)
     judged = _judged_labels(labels, baseline_labels)
+    _refuse_judge_change(cur, base, allow_judge_change, judged is not None, warnings)
     cur_counts = {t: nc for t, nc in cur.counts.items() if nc[0] > 0}
     base_counts = {t: nc for t, nc in base.counts.items() if nc[0] > 0}
     if not stratified:  # stratified pairs the shared tasks itself (warning on the rest)

@@ -21,6 +21,7 @@ from ek.jsonio import to_json_safe
 
 from ._adaptive import Adaptive, trials_saved
 from ._budget import Budget, budget_hits
+from ._checker import checker_identity
 from ._config import SuiteConfig
 from ._episode import Episode, RunProvenance
 from ._faults import Fault, robustness
@@ -95,6 +96,9 @@ class SuiteResult:
             ``faults=`` (see :func:`~ek.agents.robustness`).
         confidence: Interval coverage of :attr:`reliability` (and of robustness, consistency).
         n_resamples: Bootstrap replicates of :attr:`reliability`'s pass@k/pass^k intervals.
+        checker: The checker that decided success, as the store records it
+            (:func:`~ek.agents._checker.checker_identity`: its description, fingerprint and
+            whether it is a judge); the gate refuses runs that different judges decided.
 
     The reports of the features beyond pass^k are functions over a result, each with its
     feature: :func:`~ek.agents.robustness`, :func:`~ek.agents.budget_curve`,
@@ -139,6 +143,7 @@ class SuiteResult:
     faults: Mapping[str, SuiteResult] = field(default_factory=dict)
     confidence: float = 0.95
     n_resamples: int = 2000
+    checker: Mapping[str, Any] | None = None
     _built: dict[str, Any] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
@@ -217,6 +222,7 @@ class SuiteResult:
             verdicts=self.verdicts,
             pricing=self.pricing,
             metric_configs=self.metric_configs,
+            checker=self.checker,
             infra=_infra_summary(self.infra_errors, self.retries),
             faults={n: dict(r.counts) for n, r in self.faults.items()} if self.faults else None,
         )
@@ -389,4 +395,5 @@ def assemble(
         fault=cfg.fault,
         confidence=cfg.confidence,
         n_resamples=cfg.n_resamples,
+        checker=ReadOnlyDict(checker_identity(cfg.check)),
     )

@@ -346,6 +346,8 @@ def _store_summary(
         agent_failures=tally.agent_failures,
         budget_hits=dict(tally.budget_hits),
         metric_configs=_metric_configs(h.get("metrics")),
+        # the checker that decided success (unknown for a store that records it by name only)
+        checker=h["checker"] if isinstance(h.get("checker"), Mapping) else None,
     )
 
 

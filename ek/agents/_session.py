@@ -26,6 +26,7 @@ from typing import Any
 from ek.base import Score
 from ek.jsonio import to_json_safe
 
+from ._checker import checker_identity
 from ._config import SuiteConfig
 from ._episode import Episode, RunProvenance
 from ._fingerprint import callable_config, config_diff, metric_config, same_config
@@ -36,7 +37,7 @@ from ._store import TrialStore
 from ._suite_metrics import SuiteMetrics
 from ._tally import score_from_record
 from .cost import pricing_to_dict
-from .metrics import check_name, resolve_checker
+from .metrics import check_name
 
 __all__ = [
     "infra_record",
@@ -75,11 +76,10 @@ def store_header(
         "seed": int(run.seed or 0),
         "ek_version": __version__,
         "check": check_name(check),
-        # the checker's configuration (a registered name: the function it names now): a resume
-        # with another one is refused (see the store)
-        "checker": callable_config(
-            resolve_checker(check) if isinstance(check, str) else check, check_name(check)
-        ),
+        # the checker's configuration (a registered name: the function it names now) and
+        # whether it is a judge: a resume with another one is refused (see the store), a gate
+        # of runs another judge decided too (ek.agents._checker)
+        "checker": checker_identity(check),
         # the agent's: a resume with another one warns (its trials would mix two agents)
         "agent": callable_config(agent),
         "tasks": {t.task_id: list(t.slices) for t in suite},

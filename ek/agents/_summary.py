@@ -297,6 +297,17 @@ def _configs(value: Any) -> ReadOnlyDict[str, Mapping[str, Any]]:
     return ReadOnlyDict({n: ReadOnlyDict(dict(c)) for n, c in value.items()})
 
 
+def _checker(value: Any) -> ReadOnlyDict[str, Any]:
+    """The recorded checker (a mapping, :func:`ek.agents._checker.checker_identity`), or a
+    TypeError."""
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"RunSummary.checker must be a mapping (the checker's description) or None, got "
+            f"{short_repr(value, 100)}"
+        )
+    return ReadOnlyDict(dict(value))
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """A run as a report and a gate see it.
@@ -332,6 +343,11 @@ class RunSummary:
             (:func:`ek.agents._fingerprint.metric_config`: its settings and fingerprint), or
             ``None``; saved in a baseline. The gate refuses runs whose metrics of one name
             were configured differently (a Cost-of-Pass priced at other rates).
+        checker: The checker that decided success, as the run recorded it
+            (:func:`ek.agents._checker.checker_identity`: its description, fingerprint and
+            ``judge``), or ``None`` when unknown (a store or a baseline written before it was
+            recorded, an Inspect log); saved in a baseline. The gate refuses runs that
+            different judges decided, unless each has labels.
 
     Metric scores may be per trial or, read by :func:`ek.agents.harness.load_run` without its
     episodes, one merged Score per task holding the sums the metric's aggregate divides
@@ -360,6 +376,7 @@ class RunSummary:
     metric_configs: Mapping[str, Mapping[str, Any]] | None = field(
         default=None, compare=False, repr=False
     )
+    checker: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.run, RunProvenance):
@@ -389,6 +406,8 @@ class RunSummary:
             object.__setattr__(self, "metric_configs", _configs(self.metric_configs))
         if self.faults is not None:
             object.__setattr__(self, "faults", _fault_counts(self.faults))
+        if self.checker is not None:
+            object.__setattr__(self, "checker", _checker(self.checker))
 
     @property
     def n_infra_errors(self) -> int:
@@ -450,6 +469,8 @@ class RunSummary:
             d["infra"] = {t: [e, r] for t, (e, r) in self.infra.items()}
         if self.metric_configs is not None:
             d["metric_configs"] = {n: dict(c) for n, c in self.metric_configs.items()}
+        if self.checker is not None:
+            d["checker"] = dict(self.checker)
         if self.faults is not None:
             d["faults"] = {
                 f: {t: [n, c] for t, (n, c) in cs.items()} for f, cs in self.faults.items()
@@ -496,4 +517,5 @@ class RunSummary:
             infra=data.get("infra"),
             faults=data.get("faults"),
             metric_configs=data.get("metric_configs"),
+            checker=data.get("checker"),
         )

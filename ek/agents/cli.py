@@ -20,16 +20,19 @@ Subcommands live in a table (:data:`SUBCOMMANDS`); add one with :func:`add_subco
 * ``ek-agents gate BASELINE CURRENT [--tolerance T] [--confidence C] [--stratified]
   [--interval auto|bootstrap|clustered] [--tasks same|intersect] [--success-scorer NAME]
   [--allow-undefined CHECK ...] [--allow-unscored] [--allow-metric-changes]
-  [--allow-simulator-change] [--json]``: the
+  [--allow-simulator-change] [--allow-judge-change] [--json]``: the
   variance-aware regression gate. Runs over different task sets are refused unless ``--tasks
   intersect`` (compare the shared tasks; ``--stratified`` always does); the output says how
   many tasks were compared. Runs whose metrics of one name were configured differently (a
-  Cost-of-Pass priced at other rates) are refused unless ``--allow-metric-changes``.
+  Cost-of-Pass priced at other rates) are refused unless ``--allow-metric-changes``; runs whose
+  success different judges decided, unless both have labels (``--labels FILE
+  --baseline-labels FILE``) or ``--allow-judge-change``.
 
 Exit codes, a contract for CI (every subcommand): **0** pass, **1** regression or a check whose
 change is undefined (unless ``--allow-undefined CHECK``), **2** everything else: refused
 (incomparable or empty runs, different task sets, unscored samples without
-``--allow-unscored``, metrics configured differently without ``--allow-metric-changes``),
+``--allow-unscored``, metrics configured differently without ``--allow-metric-changes``,
+different judges without labels or ``--allow-judge-change``),
 unreadable input (a FIFO or a directory is refused, not read), or any
 other error, reported on one line on stderr, never a traceback.
 
@@ -662,6 +665,12 @@ def _configure_gate(p: argparse.ArgumentParser) -> None:
         "new experiment)",
     )
     p.add_argument(
+        "--allow-judge-change",
+        action="store_true",
+        help="gate runs whose success different judges decided on their judged rates "
+        "(default: refuse, naming both judges, unless --labels and --baseline-labels)",
+    )
+    p.add_argument(
         "--max-infra-share",
         type=float,
         default=None,
@@ -753,6 +762,7 @@ def _run_gate(args: argparse.Namespace) -> int:
                 allow_unscored=args.allow_unscored,
                 allow_metric_changes=args.allow_metric_changes,
                 allow_simulator_change=args.allow_simulator_change,
+                allow_judge_change=args.allow_judge_change,
                 tasks=args.tasks,
                 max_infra_share=args.max_infra_share,
                 consistency=args.consistency,
