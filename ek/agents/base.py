@@ -1,17 +1,17 @@
-"""The shapes of agent evaluation: a facade over :mod:`ek.agents._episode` and :mod:`ek.agents._spec`.
+"""The shapes of agent evaluation: the episode (Layer B) and the task and its tools (Layer A).
 
-This module defines nothing; it re-exports the two concept modules under the import path the
-spec names (``from ek.agents.base import Episode, TaskSpec`` keeps working):
+The face of these names, their one import path (the spec's). It defines nothing; the two
+concepts live in private modules beside it:
 
-- **Layer B, the episode** (what happened), from :mod:`ek.agents._episode`: :class:`Step`,
+- **Layer B, the episode** (what happened), ``_episode.py``: :class:`Step`,
   :class:`Trajectory`, :class:`Cost`, :class:`RunProvenance`, :class:`Episode`,
   :func:`write_episodes`, :func:`read_episodes`, :data:`TOKEN_KINDS`,
   :data:`COMPARABILITY_KEYS`.
 - **Layer A, the task/tool grammar** (what should happen, and what it costs to get it wrong),
-  from :mod:`ek.agents._spec`: :class:`ToolSpec`, :class:`TaskSpec`, :func:`suite_grammar`,
+  ``_spec.py``: :class:`ToolSpec`, :class:`TaskSpec`, :func:`suite_grammar`,
   :data:`DESTRUCTIVE_WEIGHT`.
 
-Code inside ``ek`` imports the concept modules directly.
+Code inside ``ek`` imports the private modules directly.
 
 Example:
     >>> ep = Episode(
