@@ -81,7 +81,9 @@ def test_streamed_summary_equals_the_full_one(demo: dict[str, Path], agent: str)
     assert dict(lean.counts) == dict(full.counts) and list(lean.counts) == list(full.counts)
     assert lean.slices == full.slices and lean.k == full.k and lean.infra == full.infra
     assert (
-        set(lean.metrics) == set(full.metrics) == {"cost_per_success", "tool_calls", "trajectory"}
+        set(lean.metrics)
+        == set(full.metrics)
+        == {"cost_per_success", "policy", "tool_calls", "trajectory"}
     )
     for name, m in full.metrics.items():
         agg, exact = metric_aggregator(name)
