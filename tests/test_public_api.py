@@ -30,22 +30,6 @@ import ek
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Modules other helpers were turning into private ones when this test landed (issue 31): a
-#: module listed here (or under a package listed with a trailing dot) is skipped while it
-#: exists. Remove an entry once its module is private.
-PENDING = {
-    "ek.agents.simulate.": "issue 35: its sub-modules are to become private (_driver.py, ...)",
-}
-#: Types a face's signature names that its package does not export yet (same rule as PENDING).
-PENDING_TYPES = {
-    "ek.agents.view._model.TaskRow": "issue 39: RunView's rows; ek.agents.view is to export it",
-}
-
-
-def _pending(name: str) -> bool:
-    return any(name == p or (p.endswith(".") and name.startswith(p)) for p in PENDING)
-
-
 #: Sub-packages that need a host framework (an extra) to import.
 HOSTS = ("ek.adapters.inspect", "ek.adapters.deepeval", "ek.adapters.ragas")
 
@@ -59,7 +43,7 @@ def _public_modules() -> dict[str, ModuleType]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for info in pkgutil.walk_packages(ek.__path__, "ek."):
-            if not _is_public(info.name) or _pending(info.name):
+            if not _is_public(info.name):
                 continue
             try:
                 found[info.name] = importlib.import_module(info.name)
@@ -153,9 +137,7 @@ def test_a_face_gives_only_types_a_user_can_import() -> None:
                 for t in _signature_types(target):
                     where = f"{t.__module__}.{t.__qualname__}"
                     if id(t) not in exported and not _is_public(t.__module__):
-                        if where in PENDING_TYPES:
-                            continue
-                        hidden.append(f"{name}.{entry}: {t.__module__}.{t.__qualname__}")
+                        hidden.append(f"{name}.{entry}: {where}")
     assert not hidden, f"signatures naming a type no face exports: {sorted(set(hidden))}"
 
 

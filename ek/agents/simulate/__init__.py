@@ -2,10 +2,9 @@
 
 * :class:`Scenario` (carried by ``TaskSpec.scenario``): persona, instructions, the facts the
   user knows and may disclose, the goal items, the stop condition;
-* simulators (:mod:`ek.agents.simulate.simulators`): the duck-typed seam
-  ``simulator(view) -> turn``; :class:`ScriptedSimulator`, :class:`RuleSimulator`,
-  :class:`LLMSimulator` (your ``messages -> text`` callable, sync or async); their identity
-  (:func:`simulator_id`) is the run's provenance;
+* simulators: the duck-typed seam ``simulator(view) -> turn``; :class:`ScriptedSimulator`,
+  :class:`RuleSimulator`, :class:`LLMSimulator` (your ``messages -> text`` callable, sync or
+  async); their identity (:func:`simulator_id`) is the run's provenance;
 * the driver (:func:`aconverse`, :class:`ConversationAgent` for ``run_suite``);
 * whose fault a failure is (:func:`check_simulator`, :func:`attribute`);
 * tau-bench conversations read as episodes (:func:`read_taubench`).
@@ -15,7 +14,7 @@ See ``docs/conversations.md``.
 
 from __future__ import annotations
 
-from .attribution import (
+from ._attribution import (
     FAULT_KINDS,
     PARTIES,
     Attribution,
@@ -26,7 +25,7 @@ from .attribution import (
     check_simulator,
     conversation_of,
 )
-from .driver import (
+from ._driver import (
     Conversation,
     ConversationAgent,
     SimulatorError,
@@ -37,8 +36,8 @@ from .driver import (
     rerun_seed,
     scenario_of,
 )
-from .scenario import STOP, Scenario, as_scenario
-from .simulators import (
+from ._scenario import STOP, Scenario, as_scenario
+from ._simulators import (
     DEFAULT_PROMPT,
     LLMSimulator,
     RuleSimulator,
@@ -49,7 +48,7 @@ from .simulators import (
     simulator_id,
     simulator_identity,
 )
-from .taubench import RETAIL_PATTERNS, read_taubench, scenario_from_taubench
+from ._taubench import RETAIL_PATTERNS, read_taubench, scenario_from_taubench
 
 __all__ = [
     "DEFAULT_PROMPT",

@@ -2,7 +2,7 @@
 
 A :class:`Scenario` is Layer A (what should happen), carried by the task
 (``TaskSpec.scenario``). Its parts are plain data so a suite's fingerprint covers them and the
-attribution checks (:mod:`ek.agents.simulate.attribution`) can hold the simulator to them:
+attribution checks (:func:`~ek.agents.simulate.check_simulator`) can hold the simulator to them:
 
 * ``persona`` and ``instructions``: what an LLM-backed simulator is told to be and do;
 * ``facts``: what the user knows (``{name: value}``); ``disclose`` names the facts the user may

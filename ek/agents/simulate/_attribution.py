@@ -47,7 +47,7 @@ from typing import Any
 from ek._validate import short_repr
 from ek.calling import call
 
-from .scenario import Scenario
+from ._scenario import Scenario
 
 __all__ = [
     "FAULT_KINDS",

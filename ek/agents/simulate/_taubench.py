@@ -6,7 +6,7 @@ tau-bench writes a run's results as one JSON list: per trial ``{"task_id", "tria
 simulated user), ``assistant`` with ``tool_calls``, ``tool`` results), ``info`` the task
 (``instruction``, gold ``actions``) and, when recorded, the simulator's dollars
 (``user_cost``). :func:`read_taubench` turns each into an :class:`~ek.agents.base.Episode`
-recording the conversation as :mod:`ek.agents.simulate.driver` does (``metadata
+recording the conversation as :func:`~ek.agents.simulate.converse` does (``metadata
 ["messages"]``), the tool calls (paired with their results) as the trajectory, the verdict
 (``reward`` of 1, tau-bench's own success) and the simulator's cost under the ``simulator``
 role. :func:`scenario_from_taubench` builds a :class:`~ek.agents.simulate.Scenario` from a
@@ -43,8 +43,8 @@ from ek._validate import short_repr
 from ek.agents.base import Cost, Episode
 from ek.agents.bridge import trajectory_from_messages
 
-from .attribution import check_simulator, conversation_of  # noqa: F401 (the doctest's names)
-from .scenario import STOP, Scenario
+from ._attribution import check_simulator, conversation_of  # noqa: F401 (the doctest's names)
+from ._scenario import STOP, Scenario
 
 __all__ = ["RETAIL_PATTERNS", "read_taubench", "scenario_from_taubench"]
 

@@ -36,7 +36,7 @@ from ek._validate import check_mapping, count, nonempty_str, short_repr
 from ek.agents.base import Cost
 from ek.calling import acall, is_async_callable
 
-from .scenario import Scenario
+from ._scenario import Scenario
 
 __all__ = [
     "DEFAULT_PROMPT",

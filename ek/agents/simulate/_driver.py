@@ -56,9 +56,9 @@ from ek.agents import InfraError
 from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, Trajectory
 from ek.calling import acall, call
 
-from .attribution import check_simulator
-from .scenario import Scenario
-from .simulators import (
+from ._attribution import check_simulator
+from ._scenario import Scenario
+from ._simulators import (
     SimulatorView,
     UserTurn,
     as_user_turn,
@@ -86,7 +86,7 @@ class SimulatorError(InfraError):
 
 class SimulatorSpoiledError(InfraError):
     """The simulator spoiled every run of the trial (a fault found each time, see
-    :mod:`ek.agents.simulate.attribution`): the trial is set apart like an infrastructure error."""
+    :func:`~ek.agents.simulate.check_simulator`): the trial is set apart like an infrastructure error."""
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,7 @@ async def aconverse(
     Args:
         agent: ``agent(conversation) -> turn``, sync or async.
         task: A :class:`~ek.agents.base.TaskSpec` with a ``scenario``.
-        simulator: The user simulator (:mod:`ek.agents.simulate.simulators`).
+        simulator: The user simulator (e.g. :class:`~ek.agents.simulate.ScriptedSimulator`).
         context: The trial's context (its budget stops the conversation), or ``None``.
         seed: The conversation's seed (default: the context's, else 0).
 
