@@ -191,32 +191,76 @@ def _dollars(x: Any) -> str:
     return f"${float(x):.6g}"
 
 
+@dataclass(frozen=True)
+class _ReportOptions:
+    """What ``ek-agents report`` was asked, read off the command line once: the steps after
+    it are each handed the few values they use, never the parsed arguments."""
+
+    run: str
+    k: int | None
+    confidence: float
+    interval: str
+    labels: str | None
+    prices: str | None
+    success_scorer: str | None
+    workers: int | None
+    trace: dict[str, Any]
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> _ReportOptions:
+        return cls(
+            run=args.run,
+            k=args.k,
+            confidence=args.confidence,
+            interval=args.interval,
+            labels=args.labels,
+            prices=args.prices,
+            success_scorer=args.success_scorer,
+            workers=args.workers,
+            trace=_trace_options(args),
+        )
+
+
+def _trace_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The trace-file options (:data:`~ek.agents.traces._summary.TRACE_OPTIONS`) set on the
+    command line, as keywords for :func:`~ek.agents.traces.summary_from_traces`.
+
+    Example:
+        >>> _trace_options(argparse.Namespace(task_attribute="ek.task_id", scope="top"))
+        {'task_attribute': 'ek.task_id', 'scope': 'top'}
+    """
+    from .traces._summary import TRACE_OPTIONS
+
+    return {k: getattr(args, k) for k in TRACE_OPTIONS if getattr(args, k, None) is not None}
+
+
 def _report_data(args: argparse.Namespace) -> dict[str, Any]:
     from ._runs import load_run
     from .cost import load_prices
-    from .traces._summary import trace_options
 
+    o = _ReportOptions.from_args(args)
     # read once, as a stream: per-task counts, metric sums and cost totals, no episodes;
     # --prices re-prices the trials' costs; without it, a store is priced as its run was
     s = load_run(
-        args.run,
-        success_scorer=args.success_scorer,
-        trace_options=trace_options(args),
-        episodes=bool(args.labels),  # judged_run needs the trials
-        prices=load_prices(args.prices) if args.prices else None,
-        workers=args.workers,
+        o.run,
+        success_scorer=o.success_scorer,
+        trace_options=o.trace,
+        episodes=bool(o.labels),  # judged_run needs the trials
+        prices=load_prices(o.prices) if o.prices else None,
+        workers=o.workers,
     )
     if s.is_empty:
         raise ValueError(
-            f"{args.run}: the run has no trial" + (f" ({s.unscored})" if s.unscored else "")
+            f"{o.run}: the run has no trial" + (f" ({s.unscored})" if s.unscored else "")
         )
     notes: list[str] = list(s.notes)
     counts = {t: nc for t, nc in s.counts.items() if nc[0] > 0}
-    rel = _reliability_of(s, counts, args)
+    rel = _reliability_of(s, counts, o.k, o.confidence, o.interval)
     cost = dict(s.cost) if s.cost is not None else None
     slice_cost: Mapping[str, Any] = s.slice_cost or {}
-    if args.prices and s.agent_failures is None:
+    if o.prices and s.agent_failures is None:
         notes.append("--prices ignored: a baseline keeps no episodes to re-price")
+    seed = s.run.seed or 0
     return {
         "source": s.source,
         "run": s.run.to_dict(),
@@ -236,20 +280,22 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
             }
             for name, r in rel.slices.items()
         },
-        "metrics": {name: _metric_data(m, args, s.run.seed or 0) for name, m in s.metrics.items()},
+        "metrics": {
+            name: _metric_data(m, o.interval, o.confidence, seed) for name, m in s.metrics.items()
+        },
         "notes": notes,
-        "beyond_pass_k": _beyond_data(s, counts, args.confidence),
-        "judged": _judged_data(s, args),
+        "beyond_pass_k": _beyond_data(s, counts, o.confidence),
+        "judged": _judged_data(s, o.labels, o.confidence),
     }
 
 
-def _judged_data(s: Any, args: argparse.Namespace) -> dict[str, Any] | None:
+def _judged_data(s: Any, labels: str | None, confidence: float) -> dict[str, Any] | None:
     """``--labels``: the success rates corrected for the judge's errors (ek.agents.judge)."""
-    if not args.labels:
+    if not labels:
         return None
     from .judge import judged_run, load_labels
 
-    return judged_run(s, load_labels(args.labels), confidence=args.confidence).to_dict()
+    return judged_run(s, load_labels(labels), confidence=confidence).to_dict()
 
 
 def _unscored_data(s: Any) -> dict[str, Any]:
@@ -260,7 +306,9 @@ def _unscored_data(s: Any) -> dict[str, Any]:
     }
 
 
-def _reliability_of(s: Any, counts: Mapping[str, tuple[int, int]], args: argparse.Namespace) -> Any:
+def _reliability_of(
+    s: Any, counts: Mapping[str, tuple[int, int]], k: int | None, confidence: float, interval: str
+) -> Any:
     """The run's (and each slice's) reliability report, intervals by ``--interval``."""
     from .reliability import reliability
 
@@ -269,15 +317,15 @@ def _reliability_of(s: Any, counts: Mapping[str, tuple[int, int]], args: argpars
         warnings.simplefilter("ignore")
         return reliability(
             counts,
-            args.k,
+            k,
             slices={n: ids for n, ids in slices.items() if ids} or None,
-            confidence=args.confidence,
+            confidence=confidence,
             seed=s.run.seed or 0,
-            interval=args.interval,
+            interval=interval,
         )
 
 
-def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
+def _metric_data(m: Any, interval: str, confidence: float, seed: int) -> dict[str, Any]:
     """A metric's aggregate with its interval over tasks, by ``--interval``, and the other
     method's beside it (:mod:`ek.agents._resample`). A metric that declares no sums gets the
     bootstrap only where it is cheap (up to 1,000 tasks) or asked for."""
@@ -292,14 +340,14 @@ def _metric_data(m: Any, args: argparse.Namespace, seed: int) -> dict[str, Any]:
     if figures:
         out["figures"] = figures
     sample = MetricSample(m.aggregated_as, {t: ss for t, ss in m.scores.items() if ss})
-    method = choose_interval(args.interval, len(sample.ids))
+    method = choose_interval(interval, len(sample.ids))
     if not sample.ids or (not sample.summed and method == "clustered"):
         return {**out, "interval": None, "cross_check": None}
     iv, other = by_method(
-        args.interval,
+        interval,
         len(sample.ids),
-        partial(sample.clustered, args.confidence) if sample.summed else None,
-        partial(sample.bootstrap, args.confidence, 2000, seed),
+        partial(sample.clustered, confidence) if sample.summed else None,
+        partial(sample.bootstrap, confidence, 2000, seed),
     )
     return {**out, "interval": iv.to_dict(), "cross_check": other.to_dict() if other else None}
 
@@ -731,11 +779,10 @@ def _gate_labels(args: argparse.Namespace) -> dict[str, Any]:
 def _run_gate(args: argparse.Namespace) -> int:
     from ._gate import agent_regression_gate
     from ._runs import load_run
-    from .traces._summary import trace_options
 
     allow: bool | list[str] = "*" in args.allow_undefined or list(args.allow_undefined)
     try:
-        traces = trace_options(args)
+        traces = _trace_options(args)
         judged = bool(args.labels or args.baseline_labels)
         # each run read once, as a stream: only the per-task summaries the checks need (and
         # the trials, for judged runs with labels)
@@ -839,10 +886,9 @@ def _configure_view(p: argparse.ArgumentParser) -> None:
 
 
 def _run_view(args: argparse.Namespace) -> int:
-    from .traces._summary import trace_options
     from .view import view_command
 
-    return view_command(args, trace_options(args))
+    return view_command(args, _trace_options(args))
 
 
 add_subcommand(

@@ -8,7 +8,7 @@ refused with a message saying so: a run of unknown outcome has no success rate. 
 whose top span ended with status ``ERROR`` fails under a checker (as in ``run_suite``).
 
 The command line maps its options onto these keywords (:func:`add_trace_arguments`,
-:func:`trace_options`): ``--task-attribute``, ``--trial-attribute``, ``--success-attribute``,
+:data:`TRACE_OPTIONS`): ``--task-attribute``, ``--trial-attribute``, ``--success-attribute``,
 ``--scope``.
 
 Example:
@@ -52,7 +52,6 @@ __all__ = [
     "is_trace_file",
     "reading_notes",
     "summary_from_traces",
-    "trace_options",
 ]
 
 #: The keyword options a trace file is read with (the CLI's ``--task-attribute`` etc.).
@@ -231,13 +230,3 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
         default="top",
         help="score the top agent's own tool calls (top) or every call under it (all)",
     )
-
-
-def trace_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The :data:`TRACE_OPTIONS` set on parsed arguments, as keywords for :func:`summary_from_traces`.
-
-    Example:
-        >>> trace_options(argparse.Namespace(task_attribute="ek.task_id", scope="top"))
-        {'task_attribute': 'ek.task_id', 'scope': 'top'}
-    """
-    return {k: getattr(args, k) for k in TRACE_OPTIONS if getattr(args, k, None) is not None}
