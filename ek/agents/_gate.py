@@ -742,7 +742,7 @@ def _metric_checks(g: _Setup) -> list[GateCheck]:
             g.warnings.append(plan)
             continue
         iv, other = by_method(
-            g.interval,
+            choose_interval(g.interval, plan.n_tasks),
             plan.n_tasks,
             partial(plan.clustered, g.confidence) if plan.summed else None,
             partial(plan.bootstrap, g.confidence, g.n_resamples, g.seed),

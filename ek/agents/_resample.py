@@ -49,11 +49,11 @@ import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 
+from ek._validate import short_repr
 from ek.base import Score
 from ek.stats import (
     BOOTSTRAP_MAX_TASKS,
     Interval,
-    choose_interval,
     clustered_se,
     percentile_interval,
     t_interval,
@@ -69,19 +69,21 @@ _NAN = math.nan
 
 
 def by_method(
-    interval: str,
+    method: str,
     n_tasks: int,
     clustered: Callable[[], Interval] | None,
     bootstrap: Callable[[], Interval],
 ) -> tuple[Interval, Interval | None]:
-    """The interval by the method ``interval`` names for ``n_tasks`` tasks
-    (:func:`ek.stats.choose_interval`), and the other method's beside it when computed.
+    """The interval by ``method`` (``"bootstrap"`` or ``"clustered"``, as the caller chose it
+    for ``n_tasks`` tasks with :func:`ek.stats.choose_interval`), and the other method's beside
+    it when computed.
 
     The clustered interval is computed whenever it exists (``clustered`` is ``None`` for a
     metric without declared sums); the bootstrap up to :data:`~ek.stats.BOOTSTRAP_MAX_TASKS`
     tasks, on request, or where no clustered interval is defined.
     """
-    method = choose_interval(interval, n_tasks)
+    if method not in ("bootstrap", "clustered"):
+        raise ValueError(f"method must be 'bootstrap' or 'clustered', got {short_repr(method)}")
     clus = clustered() if clustered is not None else None
     usable = clus is not None and clus.is_defined
     boot = None

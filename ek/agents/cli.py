@@ -344,7 +344,7 @@ def _metric_data(m: Any, interval: str, confidence: float, seed: int) -> dict[st
     if not sample.ids or (not sample.summed and method == "clustered"):
         return {**out, "interval": None, "cross_check": None}
     iv, other = by_method(
-        interval,
+        method,
         len(sample.ids),
         partial(sample.clustered, confidence) if sample.summed else None,
         partial(sample.bootstrap, confidence, 2000, seed),
