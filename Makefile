@@ -57,8 +57,10 @@ typecheck: install
 	$(BIN)/mypy
 	$(BIN)/mypy --explicit-package-bases adapters/inspect adapters/deepeval adapters/ragas adapters/pydantic_evals
 
+# Two workers (pytest-xdist): the machine this suite is sized for has two cores. Every test
+# uses its own tmp_path and loopback sockets only, so the workers share nothing.
 pytest: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 # The core installs alone: a separate venv with `pip install -e .[test]` (pytest and hypothesis,
 # no host framework, no matplotlib) runs the same tests and the doctests of ek/. A test that needs
