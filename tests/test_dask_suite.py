@@ -68,7 +68,17 @@ def cluster() -> Iterator[Callable[..., Any]]:
     import cloudpickle
     import dask
 
-    # this module is not importable in a worker process: send its agents by value
+    # The workers must find this module's agents under the name pytest gave it: a module-level
+    # function is pickled by reference. `tests` is not a package here and a dependency may
+    # install a top-level `tests` package of its own (ppi-python does), so each worker loads
+    # this file under that name when it starts (a preload), rather than importing it.
+    preload = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location({__name__!r}, {__file__!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        f"sys.modules[{__name__!r}] = module\n"
+        "spec.loader.exec_module(module)\n"
+    )
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     opened: list[Any] = []
 
@@ -84,6 +94,7 @@ def cluster() -> Iterator[Callable[..., Any]]:
                     protocol="tcp://",
                     dashboard_address=None,
                     silence_logs=50,
+                    preload=[preload],
                 )
                 client = distributed.Client(lc)
         opened.append((client, lc))
