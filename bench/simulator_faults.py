@@ -17,7 +17,7 @@ import random
 from collections import Counter
 from typing import Any
 
-from ek.agents.simulate import FAULT_KINDS, STOP, Scenario, check_simulator
+from ek.agents.simulate import SIMULATOR_FAULTS, STOP, Scenario, check_simulator
 
 GOALS = {
     "refund": ["refund", "money back"],
@@ -140,17 +140,19 @@ def _inject(rng: random.Random, kind: str, sc: Scenario, msgs: list[dict[str, An
 
 def measure(n: int, seed: int) -> dict[str, Counter[str]]:
     rng = random.Random(seed)
-    tally: dict[str, Counter[str]] = {k: Counter() for k in FAULT_KINDS}
+    tally: dict[str, Counter[str]] = {k: Counter() for k in SIMULATOR_FAULTS}
     for i in range(n):
         sc, goals = _scenario(rng)
         msgs = _clean(rng, sc, goals)
         seeded = (
-            None if i % (len(FAULT_KINDS) + 1) == 0 else FAULT_KINDS[i % (len(FAULT_KINDS) + 1) - 1]
+            None
+            if i % (len(SIMULATOR_FAULTS) + 1) == 0
+            else SIMULATOR_FAULTS[i % (len(SIMULATOR_FAULTS) + 1) - 1]
         )
         if seeded is not None:
             _inject(rng, seeded, sc, msgs)
         found = {fault.kind for fault in check_simulator(msgs, sc)}
-        for kind in FAULT_KINDS:
+        for kind in SIMULATOR_FAULTS:
             if kind == seeded:
                 tally[kind]["tp" if kind in found else "fn"] += 1
             elif kind in found:
@@ -197,7 +199,7 @@ def main() -> None:
     )
     print("| fault kind | seeded | found | missed | false alarms | recall | precision |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for kind in FAULT_KINDS:
+    for kind in SIMULATOR_FAULTS:
         t = tally[kind]
         tp, fn, fp = t["tp"], t["fn"], t["fp"]
         recall = tp / (tp + fn) if tp + fn else float("nan")

@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 
-from ek.agents import Fault, FaultPlan, ToolFault, robustness, wrap_tool
+from ek.agents import FAULT_KINDS, Fault, FaultPlan, ToolFault, robustness, wrap_tool
 from ek.agents._faults import corrupt
 from ek.agents.base import RunProvenance, TaskSpec
 from ek.agents.demo import DEMO_PRICES, baseline_agent, candidate_agent, load_tasks
 from ek.agents.demo import replayed_state_match as demo_check
 from ek.agents.demo._run import DEMO_FAULTS
 from ek.agents.harness import SuiteConfig, TrialContext, agent_regression_gate, load_run, run_suite
-from ek.agents.simulate import FAULT_KINDS
 from ek.stats import newcombe_difference
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")

@@ -30,10 +30,19 @@ from ek.agents import metrics, toolcalls, trajectory, verifier  # noqa: F401
 from ek.agents._adaptive import Adaptive, trials_saved
 from ek.agents._budget import Budget, BudgetCurve, budget_curve
 from ek.agents._consistency import ConsistencyReport, TaskConsistency, consistency, flip_rate
-from ek.agents._faults import Fault, FaultPlan, RobustnessRow, ToolFault, robustness, wrap_tool
+from ek.agents._faults import (
+    FAULT_KINDS,
+    Fault,
+    FaultPlan,
+    RobustnessRow,
+    ToolFault,
+    robustness,
+    wrap_tool,
+)
 from ek.agents._infra import InfraError, RetryPolicy
 
 __all__ = [
+    "FAULT_KINDS",
     "Adaptive",
     "Budget",
     "BudgetCurve",

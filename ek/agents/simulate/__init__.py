@@ -15,8 +15,8 @@ See ``docs/conversations.md``.
 from __future__ import annotations
 
 from ._attribution import (
-    FAULT_KINDS,
     PARTIES,
+    SIMULATOR_FAULTS,
     Attribution,
     RunAttribution,
     SimulatorFault,
@@ -52,9 +52,9 @@ from ._taubench import RETAIL_PATTERNS, read_taubench, scenario_from_taubench
 
 __all__ = [
     "DEFAULT_PROMPT",
-    "FAULT_KINDS",
     "PARTIES",
     "RETAIL_PATTERNS",
+    "SIMULATOR_FAULTS",
     "STOP",
     "Attribution",
     "Conversation",

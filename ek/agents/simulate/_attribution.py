@@ -1,7 +1,7 @@
 """Whose fault a failure is: the agent's, the simulator's or the environment's.
 
 The simulated user is a hidden variable of the evaluation. :func:`check_simulator` holds its
-turns to the scenario with deterministic checks, one per fault kind (:data:`FAULT_KINDS`):
+turns to the scenario with deterministic checks, one per fault kind (:data:`SIMULATOR_FAULTS`):
 
 ==================  ===========================================================================
 kind                a user turn ...
@@ -50,8 +50,8 @@ from ek.calling import call
 from ._scenario import Scenario
 
 __all__ = [
-    "FAULT_KINDS",
     "PARTIES",
+    "SIMULATOR_FAULTS",
     "Attribution",
     "RunAttribution",
     "SimulatorFault",
@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 #: The kinds of simulator fault the deterministic checks find.
-FAULT_KINDS = ("disclosed", "contradicted", "stopped_early", "broke_role", "over_limit")
+SIMULATOR_FAULTS = ("disclosed", "contradicted", "stopped_early", "broke_role", "over_limit")
 
 #: Who a failure is attributed to.
 PARTIES = ("agent", "simulator", "environment")
