@@ -551,7 +551,7 @@ def test_bridge_package_exports_every_public_name() -> None:
 
     assert sorted(bridge.__all__) == sorted(_BRIDGE_NAMES)
     for name, module in _BRIDGE_NAMES.items():
-        home = importlib.import_module(f"ek.agents.bridge.{module}")
+        home = importlib.import_module(f"ek.agents.bridge._{module}")
         assert name in home.__all__, (name, module)
         assert getattr(bridge, name) is getattr(home, name), name
     for gone in ("ek.agents._bridge_deepeval", "ek.agents._bridge_ragas"):

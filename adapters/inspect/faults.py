@@ -1,7 +1,7 @@
 """Inject seeded faults into an Inspect AI tool (issue 21): :func:`faulty_tool`.
 
 ``faulty_tool(lookup(), Fault("error", rate=0.3), seed=7)`` is a tool with the same name,
-description and parameters whose calls are faulted as :mod:`ek.agents._faults` describes. In
+description and parameters whose calls are faulted as :class:`ek.agents.Fault` describes. In
 Inspect's terms:
 
 * ``"error"`` and ``"timeout"`` raise :class:`inspect_ai.tool.ToolError`: the model sees a tool
@@ -9,7 +9,7 @@ Inspect's terms:
   sample; an injected fault must test the agent, not end the evaluation.)
 * ``"latency"`` waits ``fault.latency`` seconds, then answers.
 * ``"truncate"``, ``"malformed"`` and ``"wrong_value"`` change the result
-  (:func:`ek.agents._faults.corrupt`). A string result that is a JSON document is corrupted as
+  (:func:`ek.agents.corrupt`). A string result that is a JSON document is corrupted as
   that document and written back as JSON (``wrong_value`` keeps its shape); for any other
   string, ``wrong_value`` changes each digit (``d -> (d + 1) mod 10``).
 
@@ -43,8 +43,7 @@ from typing import Any
 
 from inspect_ai.tool import Tool, ToolDef, ToolError
 
-from ek.agents import Fault
-from ek.agents._faults import corrupt, fault_stream
+from ek.agents import Fault, corrupt, fault_stream
 
 __all__ = ["faulty_tool"]
 
@@ -78,7 +77,7 @@ def faulty_tool(tool: Tool, fault: Fault, *, seed: Any = 0) -> Tool:
         TypeError: ``fault`` is not a :class:`~ek.agents.Fault`.
     """
     if not isinstance(fault, Fault):
-        raise TypeError(f"fault must be an ek.agents._faults.Fault, got {type(fault).__name__}")
+        raise TypeError(f"fault must be an ek.agents.Fault, got {type(fault).__name__}")
     tdef = ToolDef(tool)
     name = tdef.name
     if not fault.hits(name):

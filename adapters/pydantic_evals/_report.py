@@ -16,10 +16,15 @@ from dataclasses import replace
 from typing import Any
 
 from ek._validate import as_verdict, is_number
-from ek.agents._summary import metric_aggregator
 from ek.agents.base import Cost, Episode, RunProvenance
 from ek.agents.cost import ModelPrice, cost_report, pricing_to_dict
-from ek.agents.harness import MetricSummary, RunSummary, Unscored, summary_from_episodes
+from ek.agents.harness import (
+    MetricSummary,
+    RunSummary,
+    Unscored,
+    metric_aggregator,
+    summary_from_episodes,
+)
 from ek.agents.traces._genai import usage
 from ek.base import Score
 from ek.harness import metric_direction

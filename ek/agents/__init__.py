@@ -36,6 +36,8 @@ from ek.agents._faults import (
     FaultPlan,
     RobustnessRow,
     ToolFault,
+    corrupt,
+    fault_stream,
     robustness,
     wrap_tool,
 )
@@ -56,6 +58,8 @@ __all__ = [
     "ToolFault",
     "budget_curve",
     "consistency",
+    "corrupt",
+    "fault_stream",
     "flip_rate",
     "robustness",
     "trials_saved",

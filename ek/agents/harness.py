@@ -45,7 +45,7 @@ from ._store import (
     read_store,
 )
 from ._suite import arun_suite, run_suite
-from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
+from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored, metric_aggregator
 
 __all__ = [
     "SUMMARY_FORMAT",
@@ -75,6 +75,7 @@ __all__ = [
     "iter_store",
     "load_agent_baseline",
     "load_run",
+    "metric_aggregator",
     "paired_difference",
     "read_store",
     "run_suite",

@@ -5,7 +5,7 @@ worker sent into a :class:`TrialResult` (:func:`trial_from_payload`) and, once a
 are in, decides on them with :func:`decide`: success counts, pass^k
 (:func:`~ek.agents.reliability.pass_hat_k`, the tau-bench estimator), the Wilson interval of the
 success rate (:func:`~ek.agents.reliability.wilson_interval`), each recorded metric's aggregate
-(a ratio of sums: :func:`~ek.agents._summary.metric_aggregator`) and Cost-of-Pass.
+(a ratio of sums: :func:`~ek.agents.harness.metric_aggregator`) and Cost-of-Pass.
 
 Example:
     >>> from ek.agents.pytest_plugin import TrialSpec
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ek.agents._episode import Episode, RunProvenance
-from ek.agents._summary import metric_aggregator
 from ek.agents.cost import pricing_from_dict
+from ek.agents.harness import metric_aggregator
 from ek.agents.metrics import CostPerSuccessMetric
 from ek.agents.reliability import pass_hat_k
 from ek.base import Score
