@@ -51,6 +51,7 @@ from ek.agents.cost import per_million
 from ek.agents.demo import baseline_agent, candidate_agent, load_tasks
 from ek.agents.harness import TrialContext
 from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
+from ek.agents.policy import PolicyMetric
 from ek.agents.toolcalls import ToolCallMetric
 from ek.agents.trajectory import SCHEMES, TrajectoryMetric
 from ek.base import Score
@@ -127,6 +128,15 @@ def _cost_of_pass_of_one(s: Score) -> float:
     return s.value if s.detail["successes"] == 1 else math.inf
 
 
+def _compliance_from_sums(scores: Sequence[Score]) -> float:
+    # PolicyMetric: sum(compliance) / sum(n); an episode whose policies could not be checked has
+    # compliance None, which makes the total unknown (NaN).
+    cs = [s.detail["compliance"] for s in scores]
+    if any(c is None for c in cs):
+        return math.nan
+    return math.fsum(float(c) for c in cs) / sum(float(s.detail["n"]) for s in scores)
+
+
 def _value(s: Score) -> float:
     return s.value
 
@@ -184,6 +194,11 @@ MATERIAL: dict[type, Material] = {
         _cost_of_pass_from_sums,
         "success",
         of_one=_cost_of_pass_of_one,
+    ),
+    # Every policy score has n = 1 and its value is its compliance, so the ratio of sums is the
+    # mean of the values (an unchecked episode: NaN in both).
+    PolicyMetric: Material(
+        "episodes", ("compliance", "n"), _compliance_from_sums, "passed", mean_can_differ=False
     ),
 }
 
