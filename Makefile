@@ -82,7 +82,7 @@ $(STAMP_CORE_ONLY): $(CORE_BIN)/python pyproject.toml $(CONSTRAINTS)
 
 # (pyproject's asyncio_default_fixture_loop_scope is pytest-asyncio's option: unknown here.)
 test-core: $(STAMP_CORE_ONLY)
-	$(CORE_BIN)/python -m pytest -q -W "ignore:Unknown config option:pytest.PytestConfigWarning"
+	$(CORE_BIN)/python -m pytest -q -n 2 -W "ignore:Unknown config option:pytest.PytestConfigWarning"
 
 test: lint typecheck pytest test-core
 

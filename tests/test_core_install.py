@@ -143,7 +143,7 @@ def test_the_test_extra_is_the_test_tools_and_make_test_runs_the_core_step() -> 
     assert project["dependencies"] == []  # the core has no runtime dependency
     extras = project["optional-dependencies"]
     tools = {r.split(">")[0].split("=")[0] for r in extras["test"]}
-    assert tools == {"pytest", "hypothesis"}
+    assert tools == {"pytest", "hypothesis", "pytest-xdist"}
     assert set(extras["test"]) <= set(extras["dev"])
     make = (ROOT / "Makefile").read_text("utf-8")
     test_rule = next(line for line in make.splitlines() if line.startswith("test:"))

@@ -189,9 +189,31 @@ def test_the_readme_says_how_to_install_from_a_checkout():
     assert "pip install ek-agents " not in README  # the unpublished name alone fails
 
 
+def _old_build_backend() -> str | None:
+    """Why this venv's setuptools cannot build the checkout without isolation, or None.
+
+    The floor is the project's own ``[build-system] requires`` (``setuptools>=N``): the core-only
+    venv of ``make test-core`` has the setuptools its ``venv`` bundled (65 on Python 3.11),
+    which predates the licence fields; ``pip install .`` with build isolation fetches a new one.
+    """
+    import importlib.metadata
+
+    text = (ROOT / "pyproject.toml").read_text("utf-8")
+    floor = int(re.search(r'"setuptools>=(\d+)', text).group(1))  # type: ignore[union-attr]
+    try:
+        found = importlib.metadata.version("setuptools")
+    except importlib.metadata.PackageNotFoundError:
+        return "setuptools is not installed in this venv"
+    if int(found.split(".")[0]) < floor:
+        return f"this venv's setuptools {found} is older than the build requirement >={floor}"
+    return None
+
+
 def test_the_checkout_installs_and_runs(tmp_path):
     """``pip install .`` from the checkout, offline: the wheel builds, installs with no
     dependency, and the core scores an episode (the build backend is the one in this venv)."""
+    if (why := _old_build_backend()) is not None:
+        pytest.skip(why + " (the full venv of make pytest runs this test)")
     target = tmp_path / "site"
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
