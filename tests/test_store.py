@@ -45,7 +45,7 @@ def test_create_append_reopen(tmp_path: Path) -> None:
     assert len(lines) == 3 and json.loads(lines[0])["ek_store"] == 1
     with TrialStore.open(p, HEADER) as s:
         assert s.finished == {("a", 0), ("a", 1)}
-        assert [r["success"] for r in s.records] == [True, False]
+        assert [r["success"] for r in s] == [True, False]
         assert not s.repaired
 
 
@@ -175,7 +175,7 @@ def test_any_truncation_keeps_every_complete_line(
         else:
             break
     with TrialStore.open(p, HEADER) as s:
-        assert len(s.records) == expected
+        assert len(list(s)) == expected
         s.append(_rec("u", 0))
     snap = read_store(p)
     assert len(snap.records) == expected + 1 and not snap.torn_tail

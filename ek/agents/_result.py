@@ -11,9 +11,10 @@ usage), :func:`~ek.agents.trials_saved`, and
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ek.base import ReadOnlyDict, Score
 from ek.harness import metric_direction
@@ -26,15 +27,18 @@ from ._config import SuiteConfig
 from ._episode import Episode, RunProvenance
 from ._faults import Fault, robustness
 from ._fingerprint import metric_config
-from ._ledger import TrialLedger
+from ._ledger import Trial, TrialLedger
 from ._scoring import aggregate
 from ._spec import TaskSpec
+from ._stored import ReadEpisode, ReadScore, StoredTrials, StoreFile
 from ._suite_metrics import SuiteMetrics
 from ._summary import MetricSummary, RunSummary
-from .cost import CostReport, cost_report, pricing_to_dict
+from .cost import CostReport, CostTally, pricing_to_dict
 from .reliability import ReliabilityReport, reliability
 
 __all__ = ["SliceResult", "SuiteResult", "assemble", "slice_ids"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -120,13 +124,13 @@ class SuiteResult:
     run: RunProvenance
     k: int
     tasks: tuple[TaskSpec, ...]
-    episodes: tuple[Episode, ...]
+    episodes: Sequence[Episode]
     verdicts: tuple[bool, ...]
     counts: Mapping[str, tuple[int, int]]
     cost: CostReport
     slices: Mapping[str, SliceResult]
     metrics: Mapping[str, float]
-    scores: Mapping[str, tuple[Score, ...]]
+    scores: Mapping[str, Sequence[Score]]
     directions: Mapping[str, bool]
     agent_failures: int
     resumed: int
@@ -196,10 +200,12 @@ class SuiteResult:
 
     def summary(self) -> RunSummary:
         """The :class:`~ek.agents.harness.RunSummary` a report, a baseline and a gate use."""
+        # the trials are ordered by task as the counts are: each task's n Scores in turn
+        owners = [t for t, (n, _) in self.counts.items() for _ in range(n)]
         per_task: dict[str, dict[str, list[Score]]] = {m: {} for m in self.scores}
         for name, ss in self.scores.items():
-            for ep, s in zip(self.episodes, ss):
-                per_task[name].setdefault(ep.task_id, []).append(s)
+            for tid, s in zip(owners, ss):
+                per_task[name].setdefault(tid, []).append(s)
         metrics = {
             name: MetricSummary(
                 name,
@@ -277,37 +283,86 @@ def _beyond_pass_k(res: SuiteResult) -> dict[str, Any]:
 
 @dataclass
 class _Collected:
-    """The finished trials ordered by task then trial, and where each task's trials are."""
+    """The finished trials ordered by task then trial, and where each task's trials are:
+    in memory (a run without a store), or their records' offsets (a run with one)."""
 
     episodes: list[Episode] = field(default_factory=list)
     verdicts: list[bool] = field(default_factory=list)
     scores: dict[str, list[Score]] = field(default_factory=dict)
+    offsets: array[int] = field(default_factory=lambda: array("q"))
+    fresh: dict[str, dict[int, Score]] = field(default_factory=dict)  # position -> Score
     counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     spans: dict[str, range] = field(default_factory=dict)  # task_id -> its positions
+
+    def add(self, trial: Trial | None, stored: tuple[bool, int] | None, fresh: Any) -> bool:
+        """Append a trial held in memory or one in the store; False when there is none."""
+        if trial is not None:
+            self.episodes.append(trial.episode)
+            self.verdicts.append(trial.verdict)
+            for name, ss in self.scores.items():
+                ss.append(trial.scores[name])
+            return True
+        if stored is None:
+            return False
+        for name, s in (fresh or {}).items():
+            self.fresh.setdefault(name, {})[len(self.verdicts)] = s
+        self.verdicts.append(stored[0])
+        self.offsets.append(stored[1])
+        return True
+
+    def items(
+        self, run: RunProvenance, file: StoreFile | None
+    ) -> tuple[Sequence[Episode], dict[str, Sequence[Score]]]:
+        """The episodes and each metric's Scores: tuples, or read from the store ``file``."""
+        if file is None:
+            return tuple(self.episodes), {n: tuple(v) for n, v in self.scores.items()}
+        at = self.offsets
+        eps = StoredTrials(file, at, ReadEpisode(run.to_dict()), "episodes")
+        scores: dict[str, Sequence[Score]] = {
+            n: StoredTrials(file, at, ReadScore(n), f"scores of {n!r}", self.fresh.get(n))
+            for n in self.scores
+        }
+        return eps, scores
 
 
 def _collect(
     suite: Sequence[TaskSpec], k: int, ledger: TrialLedger, names: Sequence[str]
 ) -> _Collected:
-    """Episodes, verdicts and scores ordered by task then trial, and the per-task counts."""
+    """Each finished trial ordered by task then trial, and the per-task counts."""
     out = _Collected(scores={name: [] for name in names})
-    eps, verdicts, scores = out.episodes, out.verdicts, out.scores
+    verdicts = out.verdicts
     for t in suite:
-        start = len(eps)
-        c = 0
+        tid = t.task_id
+        start = len(verdicts)
         for i in range(k):
-            r = ledger.trials.get((t.task_id, i))
-            if r is None:
-                continue
-            ep, ok, sc = r.episode, r.verdict, r.scores
-            eps.append(ep)
-            verdicts.append(ok)
-            for name in scores:
-                scores[name].append(sc[name])
-            c += ok
-        out.counts[t.task_id] = (len(eps) - start, c)
-        out.spans[t.task_id] = range(start, len(eps))
+            out.add(
+                ledger.trials.get((tid, i)), ledger.stored_trial(tid, i), ledger.fresh.get((tid, i))
+            )
+        out.counts[tid] = (len(verdicts) - start, sum(verdicts[start:]))
+        out.spans[tid] = range(start, len(verdicts))
     return out
+
+
+def _pick(items: Sequence[T], positions: Sequence[int]) -> Sequence[T]:
+    """The items at ``positions``: still read from the store when they are."""
+    if isinstance(items, StoredTrials):
+        return items.take(positions)
+    return [items[j] for j in positions]
+
+
+def _totals(
+    episodes: Iterable[Episode], verdicts: Sequence[bool], ms: SuiteMetrics
+) -> tuple[CostReport, dict[str, int]]:
+    """The cost report (:class:`~ek.agents.cost.CostTally`: :func:`~ek.agents.cost.cost_report`
+    one episode at a time) and the budget stops, in one pass over the episodes."""
+    tally = CostTally(price=ms.price, prices=ms.prices)
+    hits: dict[str, int] = {}
+    for ep, ok in zip(episodes, verdicts):
+        tally.add(ep.cost, ok)
+        if ep.error is not None:
+            for limit, n in budget_hits((ep,)).items():
+                hits[limit] = hits.get(limit, 0) + n
+    return tally.report(), hits
 
 
 def slice_ids(suite: Iterable[TaskSpec]) -> dict[str, list[str]]:
@@ -320,24 +375,27 @@ def slice_ids(suite: Iterable[TaskSpec]) -> dict[str, list[str]]:
 
 
 def _slice_results(
-    slice_ids: Mapping[str, list[str]], got: _Collected, ms: SuiteMetrics
+    slice_ids: Mapping[str, list[str]],
+    got: _Collected,
+    episodes: Sequence[Episode],
+    scores: Mapping[str, Sequence[Score]],
+    ms: SuiteMetrics,
 ) -> dict[str, SliceResult]:
     slices: dict[str, SliceResult] = {}
     for sname, ids in slice_ids.items():
         # the slice's trials in suite order, read from each task's span (no scan of all trials)
         idx = [j for tid in ids for j in got.spans[tid]]
-        s_eps = [got.episodes[j] for j in idx]
         s_ok = [got.verdicts[j] for j in idx]
         s_metrics = {
-            str(m.name): aggregate(m, [got.scores[str(m.name)][j] for j in idx])
-            for m in ms.reported
+            str(m.name): aggregate(m, _pick(scores[str(m.name)], idx)) for m in ms.reported
         }
+        s_cost, _ = _totals(_pick(episodes, idx), s_ok, ms)
         slices[sname] = SliceResult(
             sname,
             tuple(ids),
-            len(s_eps),
+            len(idx),
             sum(s_ok),
-            cost_report(s_eps, price=ms.price, prices=ms.prices, successes=s_ok),
+            s_cost,
             ReadOnlyDict(s_metrics),
         )
     return slices
@@ -353,12 +411,15 @@ def assemble(
     resumed: int,
     store: str | None,
     elapsed: float,
+    stored: StoreFile | None = None,
 ) -> SuiteResult:
     """The result: counts, cost, aggregates and slices now; the reliability report (a
-    bootstrap over tasks) when :attr:`SuiteResult.reliability` is first read."""
+    bootstrap over tasks) when :attr:`SuiteResult.reliability` is first read. With ``stored``
+    (the run's store as the run left it) the episodes and Scores are read from it
+    (:mod:`ek.agents._stored`), by the same code that reads the tuples of a run without one."""
     mets = ms.reported
     got = _collect(suite, cfg.k, ledger, [str(m.name) for m in mets])
-    scores = got.scores
+    episodes, scores = got.items(run, stored)
     aggregates = {str(m.name): aggregate(m, scores[str(m.name)]) for m in mets}
     directions = {
         str(m.name): metric_direction(
@@ -369,17 +430,18 @@ def assemble(
         for m in mets
     }
     infra_errors, retries = ledger.infra_counts()
+    cost, hits = _totals(episodes, got.verdicts, ms)
     return SuiteResult(
         run=run,
         k=cfg.k,
         tasks=tuple(suite),
-        episodes=tuple(got.episodes),
+        episodes=episodes,
         verdicts=tuple(got.verdicts),
         counts=ReadOnlyDict(got.counts),
-        cost=cost_report(got.episodes, price=ms.price, prices=ms.prices, successes=got.verdicts),
-        slices=ReadOnlyDict(_slice_results(slice_ids(suite), got, ms)),
+        cost=cost,
+        slices=ReadOnlyDict(_slice_results(slice_ids(suite), got, episodes, scores, ms)),
         metrics=ReadOnlyDict(aggregates),
-        scores=ReadOnlyDict({n: tuple(v) for n, v in scores.items()}),
+        scores=ReadOnlyDict(scores),
         directions=ReadOnlyDict(directions),
         agent_failures=ledger.failures,
         resumed=resumed,
@@ -388,7 +450,7 @@ def assemble(
         infra_errors=ReadOnlyDict(infra_errors),
         retries=ReadOnlyDict(retries),
         budget=cfg.budget,
-        budget_hits=ReadOnlyDict(budget_hits(got.episodes)),
+        budget_hits=ReadOnlyDict(hits),
         pricing=pricing_to_dict(ms.price, ms.prices),
         metric_configs=ReadOnlyDict({str(m.name): metric_config(m) for m in mets}),
         adaptive=cfg.adaptive,

@@ -1,6 +1,7 @@
 """A suite run's store session: the header that names the experiment, a trial's record, and
-the resume, which reads the stored trials back into the run's
-:class:`~ek.agents._ledger.TrialLedger`.
+the resume, which streams the stored trials into the run's
+:class:`~ek.agents._ledger.TrialLedger` (each one's verdict and record offset; the result reads
+the episodes and Scores back from the store, :mod:`ek.agents._stored`).
 
 Stored Scores are reused only for metrics whose configuration the store's header records (the
 store refuses a different one under the name); any other metric is scored afresh on the stored
@@ -31,11 +32,11 @@ from ._config import SuiteConfig
 from ._episode import Episode, RunProvenance
 from ._fingerprint import callable_config, config_diff, metric_config, same_config
 from ._ledger import TrialLedger, record_retries
-from ._scoring import score, with_success
+from ._scoring import score
 from ._spec import TaskSpec
 from ._store import TrialStore
+from ._stored import ReadEpisode
 from ._suite_metrics import SuiteMetrics
-from ._tally import score_from_record
 from .cost import pricing_to_dict
 from .metrics import check_name
 
@@ -125,7 +126,7 @@ def _warn_if_other_agent(st: TrialStore, agent: Mapping[str, Any]) -> None:
         return
     what = "; ".join(config_diff(before, agent)) or "another configuration"
     warnings.warn(
-        f"{st.path}: resumed with another agent than the one that ran its {len(st.records)} "
+        f"{st.path}: resumed with another agent than the one that ran its {len(st.finished)} "
         f"stored trial(s) ({what}); the run mixes two agents' trials",
         stacklevel=4,
     )
@@ -138,13 +139,16 @@ def restore(
     ms: SuiteMetrics,
     ledger: TrialLedger,
 ) -> int:
-    """Read the store's trials back into ``ledger``: how many were resumed."""
+    """Stream the store's trials into ``ledger`` (each one's verdict and record offset): how
+    many were resumed. A trial's episode is rebuilt only to score a metric the store's header
+    does not vouch for; those Scores are kept in the ledger (the record does not hold them)."""
     # stored scores are reused only for metrics whose configuration the header records (the
     # store refused a different one); any other metric is scored afresh on the stored episode
     vouched = st.header.get("metrics")
     vouched = vouched if isinstance(vouched, Mapping) else {}
+    read_episode = ReadEpisode(run.to_dict())
     n = 0
-    for rec in st.records:
+    for at, rec in st.stored():
         tid, trial = rec["task_id"], rec["trial"]
         task = by_id.get(tid)
         if task is None:  # the fingerprint makes this unreachable; be explicit anyway
@@ -153,20 +157,19 @@ def restore(
         if rec.get("infra_error"):  # not a trial: recorded, left out of the counts
             ledger.add_infra(tid, trial, str(rec["infra_error"]), record_retries(rec))
             continue
-        d = dict(rec["episode"])
-        d.setdefault("run", run.to_dict())
-        ok = bool(rec["success"])
-        ep = with_success(Episode.from_dict(d), ok)
         saved = rec.get("scores") or {}
-        scores = {}
-        for m in ms.per_task[tid]:
-            name = str(m.name)
-            scores[name] = (
-                score_from_record(saved[name], name)
-                if name in saved and name in vouched
-                else score(m, ep, task)
-            )
-        ledger.add_trial(ep, ok, scores, record_retries(rec))
+        afresh = [
+            m for m in ms.per_task[tid] if not (str(m.name) in saved and str(m.name) in vouched)
+        ]
+        fresh = {}
+        if afresh:
+            ep = read_episode(rec)
+            fresh = {str(m.name): score(m, ep, task) for m in afresh}
+        failed = (rec.get("episode") or {}).get("error") is not None
+        ok = bool(rec["success"])
+        ledger.add_stored(
+            tid, trial, ok, at, failed=failed, retries=record_retries(rec), fresh=fresh
+        )
     return n
 
 

@@ -71,7 +71,7 @@ Example:
     >>> p = os.path.join(tempfile.mkdtemp(), "run.jsonl")
     >>> h = {"run": {"agent": "bot"}, "suite": {"fingerprint": "f"}, "k": 2}
     >>> with TrialStore.open(p, h) as st:
-    ...     st.append({"task_id": "a", "trial": 0, "success": True, "episode": {"task_id": "a"}})
+    ...     _ = st.append({"task_id": "a", "trial": 0, "success": True, "episode": {"task_id": "a"}})
     >>> st = TrialStore.open(p, h); sorted(st.finished); st.close()
     [('a', 0)]
 """
@@ -83,7 +83,7 @@ import json
 import os
 import time
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
@@ -112,6 +112,7 @@ __all__ = [
     "header_bytes",
     "is_store_file",
     "iter_store",
+    "parse_record",
     "read_store",
     "replace_store",
     "task_shard",
@@ -408,23 +409,84 @@ def _torn(tail: bytes) -> bool:
         return True
 
 
-def _parse(path: str, data: bytes) -> tuple[dict[str, Any] | None, list[dict[str, Any]], int, bool]:
-    """Header, records (first of each (task, trial) kept), the byte length of the valid prefix,
-    and whether a torn tail was found. A header whose task lines are not all there yet (a crash
-    while the header was written) is no header."""
-    end = len(data)
-    torn = False
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        if _torn(data[cut:]):
-            end, torn = cut, True
+def _scan_file(
+    path: str, fh: IO[bytes], on_record: Callable[[int, dict[str, Any]], None] | None = None
+) -> tuple[dict[str, Any] | None, int, bool]:
+    """Read a store from the start of ``fh``, one line at a time: the header, the byte length
+    of the valid prefix, and whether a torn tail was found; each record (first of each (task,
+    trial) kept) goes to ``on_record(offset, record)``. A header whose task lines are not all
+    there yet (a crash while the header was written) is no header."""
     scan = _Scan(path)
-    records = []
-    for no, raw in enumerate(data[:end].split(b"\n"), 1):
+    end = 0
+    torn = False
+    for no, raw in enumerate(fh, 1):  # no line limit: a header or a record is as long as it is
+        if not raw.endswith(b"\n") and _torn(raw):  # only the last line lacks its newline
+            torn = True
+            break
         rec = scan.feed(raw, no)
-        if rec is not None:
-            records.append(rec)
-    return (scan.header if scan.complete else None), records, end, torn
+        if rec is not None and on_record is not None:
+            on_record(end, rec)
+        end += len(raw)
+    return (scan.header if scan.complete else None), end, torn
+
+
+def _ends_with_newline(fh: IO[bytes], end: int) -> bool:
+    """Is the byte before ``end`` of the open file a newline?"""
+    return os.pread(fh.fileno(), 1, end - 1) == b"\n"
+
+
+def parse_record(raw: bytes, where: str) -> dict[str, Any]:
+    """One record line read back at its offset (by the one parse rule of every line), or a
+    :class:`StoreError` naming ``where``."""
+    try:
+        obj = _loads(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise StoreError(f"{where}: not a trial record ({e})") from None
+    if not isinstance(obj, dict) or "task_id" not in obj:
+        raise StoreError(f"{where}: not a trial record, got {_short(obj)}")
+    return obj
+
+
+class _Finished(Set[tuple[str, int]]):
+    """The ``(task_id, trial)`` keys of a store's finished trials: one byte per trial number up
+    to the highest one seen, per task (no object per trial)."""
+
+    def __init__(self) -> None:
+        self._by_task: dict[str, bytearray] = {}
+        self._n = 0
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[Any]) -> set[Any]:
+        return set(it)  # what a set operation (``&``, ``-``) gives: a plain set
+
+    def add(self, key: tuple[str, int]) -> None:
+        """Note a finished trial (again: no change)."""
+        t, i = key
+        seen = self._by_task.setdefault(t, bytearray())
+        if i >= len(seen):
+            seen.extend(bytes(i + 1 - len(seen)))
+        if not seen[i]:
+            seen[i] = 1
+            self._n += 1
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or len(key) != 2:
+            return False
+        seen = self._by_task.get(key[0])
+        i = key[1]
+        return seen is not None and isinstance(i, int) and 0 <= i < len(seen) and bool(seen[i])
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        for t, seen in self._by_task.items():
+            for i, b in enumerate(seen):
+                if b:
+                    yield t, i
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __repr__(self) -> str:
+        return f"<{self._n} finished trial(s) of {len(self._by_task)} task(s)>"
 
 
 def task_shard(task_id: str, shards: int) -> int:
@@ -476,7 +538,7 @@ class StoreStream:
         >>> p = os.path.join(tempfile.mkdtemp(), "run.jsonl")
         >>> h = {"run": {"agent": "bot"}, "suite": {"fingerprint": "f"}, "k": 1}
         >>> with TrialStore.open(p, h) as st:
-        ...     st.append({"task_id": "a", "trial": 0, "success": True})
+        ...     _ = st.append({"task_id": "a", "trial": 0, "success": True})
         >>> with iter_store(p) as s:
         ...     s.header["k"], [r["task_id"] for r in s]
         (1, ['a'])
@@ -772,9 +834,11 @@ def _refuse_mismatch(
 class TrialStore:
     """An append-only, resumable JSON-lines log of finished trials (see the module docstring).
 
-    Use :meth:`open`; :attr:`records` holds the trials already in the file and :attr:`finished`
-    their ``(task_id, trial)`` keys. Not thread-safe: append from one thread (the harness
-    appends from its event loop).
+    Use :meth:`open`; :attr:`finished` holds the ``(task_id, trial)`` keys of the trials in the
+    file (compact: a byte per trial number and task), :meth:`stored` reads their records back
+    (streamed, with each one's byte offset), and :meth:`append` returns where it wrote a record.
+    Nothing holds the file's records: memory grows with tasks, not with the file. Not
+    thread-safe: append from one thread (the harness appends from its event loop).
     """
 
     def __init__(
@@ -782,8 +846,8 @@ class TrialStore:
         path: str,
         fh: IO[bytes],
         header: Mapping[str, Any],
-        records: list[dict[str, Any]],
         *,
+        end: int,
         fsync_every: int,
         fsync_interval: float,
         repaired: bool,
@@ -791,10 +855,11 @@ class TrialStore:
     ) -> None:
         self.path = path
         self.header = dict(header)
-        self.records: list[dict[str, Any]] = records
-        self.finished: set[tuple[str, int]] = {_key(r, path) for r in records}
+        self.finished: _Finished = _Finished()
         self.repaired = repaired
         self._fh: IO[bytes] | None = fh
+        self._read_end = end  # the records read back by stored(): those in the file at open
+        self._size = os.fstat(fh.fileno()).st_size  # where the next record starts
         self._every = fsync_every
         self._interval = fsync_interval
         self._pending = 0
@@ -874,9 +939,11 @@ class TrialStore:
         resume_undescribed: bool = False,
     ) -> TrialStore:
         _lock(fh, p)
-        fh.seek(0)
-        existing = fh.read()  # through the locked handle: the file this store writes
-        old, records, end, torn = _parse(p, existing)
+        finished = _Finished()
+        with open(os.dup(fh.fileno()), "rb") as rfh:  # a reader of the file this store writes
+            rfh.seek(0)
+            old, end, torn = _scan_file(p, rfh, lambda _, rec: finished.add(_key(rec, p)))
+            size = os.fstat(rfh.fileno()).st_size
         if old is None:
             # new, empty, or only a torn header: start afresh
             os.ftruncate(fh.fileno(), 0)
@@ -886,40 +953,64 @@ class TrialStore:
                 p,
                 fh,
                 want,
-                [],
+                end=0,
                 fsync_every=fsync_every,
                 fsync_interval=fsync_interval,
-                repaired=bool(existing),
+                repaired=bool(size),
                 background_fsync=background_fsync,
             )
         _refuse_mismatch(p, old, want, resume_undescribed)
-        if end < len(existing):  # repair: cut the torn tail, keep every complete line
+        if end < size:  # repair: cut the torn tail, keep every complete line
             os.ftruncate(fh.fileno(), end)
             os.fsync(fh.fileno())
-        if end and not existing[:end].endswith(b"\n"):
+        if end and not _ends_with_newline(fh, end):
             _write_all(fh, b"\n")  # a complete last line without its newline: terminate it
-        return cls(
+        st = cls(
             p,
             fh,
             old,
-            records,
+            end=end,
             fsync_every=fsync_every,
             fsync_interval=fsync_interval,
             repaired=torn,
             background_fsync=background_fsync,
         )
+        st.finished = finished
+        return st
 
-    def append(self, record: Mapping[str, Any]) -> None:
-        """Write one finished trial as one line, flush it, and fsync per the group-commit policy."""
+    def stored(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """The records that were in the file when it was opened, streamed in file order (the
+        first of each (task, trial), as :meth:`open` read them), each with its byte offset."""
+        if self._fh is None:
+            raise ValueError(f"{self.path}: the store is closed")
+        with open(os.dup(self._fh.fileno()), "rb") as rfh:
+            rfh.seek(0)
+            scan = _Scan(self.path)
+            at = 0
+            for no, raw in enumerate(rfh, 1):
+                if at >= self._read_end:
+                    return
+                rec = scan.feed(raw, no)
+                if rec is not None:
+                    yield at, rec
+                at += len(raw)
+
+    def append(self, record: Mapping[str, Any]) -> int:
+        """Write one finished trial as one line, flush it, and fsync per the group-commit
+        policy; return the byte offset where its line starts (for :meth:`stored`'s readers)."""
         if self._fh is None:
             raise ValueError(f"{self.path}: the store is closed")
         key = _key(record, self.path)
+        data = (_dumps(record) + "\n").encode("utf-8")
+        at = self._size
         # one unbuffered write per trial: in the kernel as soon as this returns
-        _write_all(self._fh, (_dumps(record) + "\n").encode("utf-8"))
+        _write_all(self._fh, data)
+        self._size += len(data)
         self.finished.add(key)
         self._pending += 1
         if self._pending >= self._every or time.monotonic() - self._last_sync >= self._interval:
             self.sync()
+        return at
 
     def _fsync(self, fd: int) -> None:
         os.fsync(fd)
@@ -969,7 +1060,7 @@ class TrialStore:
                 self._pool.shutdown(wait=True)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self.records)
+        return (rec for _, rec in self.stored())
 
     def __enter__(self) -> TrialStore:
         return self

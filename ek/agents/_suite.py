@@ -109,6 +109,7 @@ from ._scoring import HarnessError
 from ._session import open_store, restore
 from ._spec import TaskSpec
 from ._store import TrialStore
+from ._stored import StoreFile
 from ._suite_metrics import prepare_metrics
 from ._trials import TrialRunner
 from .metrics import resolve_checker
@@ -206,8 +207,12 @@ async def arun_suite(
     if runner.error is not None:
         _raise_harness_error(runner.error, ledger.done, st)
     store = st.path if st is not None else None
+    # the store as this run left it: the result reads its trials back from it
+    stored = StoreFile.of(st.path) if st is not None else None
     elapsed = time.perf_counter() - t_start
-    return assemble(suite, cfg, run, ledger, ms, resumed=resumed, store=store, elapsed=elapsed)
+    return assemble(
+        suite, cfg, run, ledger, ms, resumed=resumed, store=store, elapsed=elapsed, stored=stored
+    )
 
 
 def _fault_store(store: Any, name: str) -> str | None:

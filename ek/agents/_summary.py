@@ -361,7 +361,7 @@ class RunSummary:
     metrics: Mapping[str, MetricSummary] = field(default_factory=dict)
     cost: Mapping[str, Any] | None = None
     source: str | None = field(default=None, compare=False)
-    episodes: tuple[Episode, ...] | None = field(default=None, compare=False, repr=False)
+    episodes: Sequence[Episode] | None = field(default=None, compare=False, repr=False)
     verdicts: tuple[bool, ...] | None = field(default=None, compare=False, repr=False)
     unscored: Unscored | None = None
     pricing: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
@@ -390,7 +390,8 @@ class RunSummary:
         object.__setattr__(self, "metrics", ReadOnlyDict(_metric_summaries(self.metrics)))
         if self.cost is not None:
             object.__setattr__(self, "cost", ReadOnlyDict(self.cost))
-        if self.episodes is not None:
+        if isinstance(self.episodes, list) or not isinstance(self.episodes, (Sequence, type(None))):
+            # a read-only sequence stays as it is (a stored run's episodes, read from its store)
             object.__setattr__(self, "episodes", tuple(self.episodes))
         if self.verdicts is not None:
             object.__setattr__(self, "verdicts", tuple(bool(v) for v in self.verdicts))

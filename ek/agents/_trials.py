@@ -224,9 +224,12 @@ class TrialRunner:
         ep = self.over_budget(att.episode, att.duration)
         ep, scores = await check_and_score(ep, task, self.checker, self.ms.per_task[task.task_id])
         ok = bool(ep.success)
-        self.ledger.add_trial(ep, ok, scores, retries)
-        if self.st is not None:
-            self.st.append(trial_record(ep, ok, scores, self.run, retries))
+        if self.st is None:
+            self.ledger.add_trial(ep, ok, scores, retries)
+        else:  # the record holds the episode and Scores: the ledger keeps where it starts
+            at = self.st.append(trial_record(ep, ok, scores, self.run, retries))
+            failed = ep.error is not None
+            self.ledger.add_stored(task.task_id, trial, ok, at, failed=failed, retries=retries)
         self.notify(task.task_id, trial, ok)
 
 
