@@ -72,13 +72,15 @@ class SuiteResult:
         run: Provenance (its ``seed`` is the run seed).
         k: Trials per task.
         tasks: The tasks, in the order given.
-        episodes: Every trial, ordered by task then trial; ``success`` is the checker's verdict.
+        episodes: Every trial, ordered by task then trial; ``success`` is the checker's verdict
+            (with a store: read from it on demand, see **Memory** below).
         verdicts: The checker's verdict per episode (aligned).
         counts: ``task_id -> (n trials, c successes)``.
         cost: Tokens and dollars by role and model, and Cost-of-Pass.
         slices: ``slice name -> SliceResult``.
         metrics: ``metric name -> corpus aggregate`` (each metric's own ratio of sums).
-        scores: ``metric name -> scores`` aligned with ``episodes``.
+        scores: ``metric name -> scores`` aligned with ``episodes`` (with a store: read from
+            it on demand).
         directions: ``metric name -> higher_is_better`` (read from the scores first).
         agent_failures: Trials where the agent raised, timed out or returned garbage.
         resumed: Trials read back from the store instead of run.
@@ -109,12 +111,17 @@ class SuiteResult:
     :func:`~ek.agents.trials_saved`, and :func:`~ek.agents.consistency`
     of :attr:`counts`.
 
-    **Memory.** A result holds every trial it reports (episodes, verdicts and Scores), run now
-    or, on a resume, read back from the store (``resumed`` of them): its memory grows with
-    trials, not tasks. Resuming a store of 10^5 trials (2,000 tasks x k = 50, 120 MiB) peaks at
-    about 1 GB, against 0.45 GB for the run that wrote it (``bench/resume.py``). To read a large
-    store without holding its trials, use :func:`~ek.agents.harness.load_run` (per-task
-    summaries, streamed).
+    **Memory.** A run without a store holds every trial it reports (tuples of episodes and
+    Scores). A run with a store keeps its trials in the store: :attr:`episodes` and each
+    :attr:`scores` entry are read-only sequences (:class:`~ek.agents._stored.StoredTrials`)
+    that read the records back by byte offset when indexed or iterated, equal to the tuples the
+    same run holds in memory; the result itself holds a verdict and an offset a trial, and what
+    grows with tasks (counts, spans, the tasks). Writing a store of 10^5 trials (2,000 tasks x
+    k = 50, 120 MiB) peaks at about 41 MB and resuming it (every trial read back) at about
+    36 MB, against 450 MB and 1,051 MB when the result held every trial
+    (``bench/resume.py``). A stored result read after its store changed (a later run resumed
+    it, the file was replaced or deleted) raises
+    :class:`~ek.agents._stored.StoreChangedError`; it pickles as the path and the offsets.
 
     :attr:`reliability` (its bootstrap over tasks is the one computation after the trials whose
     cost grows with ``n_resamples x tasks``) is computed when first read, from :attr:`counts`,

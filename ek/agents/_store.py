@@ -11,7 +11,10 @@ and a store written before this (its whole task list in the header line) reads a
 no reader limits a line's length.
 
 Reading: :func:`read_store` holds every record; :func:`iter_store` streams them, one at a time,
-for a report or a gate whose memory must not grow with the file.
+for a report or a gate whose memory must not grow with the file. :class:`TrialStore` holds no
+record either: opening streams the file (keeping the finished trials' keys, a byte a trial),
+:meth:`TrialStore.stored` streams the records back with their byte offsets, and a record is read
+back at its offset with :func:`parse_record` (:mod:`ek.agents._stored`).
 
 Optional fields (absent in a store written without them; a reader that does not know them reads
 the store as before): ``retries`` (infrastructure retries before the trial's result) and
