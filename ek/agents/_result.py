@@ -301,21 +301,25 @@ class _Collected:
     counts: dict[str, tuple[int, int]] = field(default_factory=dict)
     spans: dict[str, range] = field(default_factory=dict)  # task_id -> its positions
 
-    def add(self, trial: Trial | None, stored: tuple[bool, int] | None, fresh: Any) -> bool:
-        """Append a trial held in memory or one in the store; False when there is none."""
+    def add(
+        self,
+        trial: Trial | None,
+        stored: tuple[bool, int] | None,
+        fresh: Mapping[str, Score] | None,
+    ) -> None:
+        """Append a trial held in memory or one in the store (neither: no trial)."""
         if trial is not None:
             self.episodes.append(trial.episode)
             self.verdicts.append(trial.verdict)
             for name, ss in self.scores.items():
                 ss.append(trial.scores[name])
-            return True
+            return
         if stored is None:
-            return False
+            return
         for name, s in (fresh or {}).items():
             self.fresh.setdefault(name, {})[len(self.verdicts)] = s
         self.verdicts.append(stored[0])
         self.offsets.append(stored[1])
-        return True
 
     def items(
         self, run: RunProvenance, file: StoreFile | None
