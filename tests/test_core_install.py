@@ -3,7 +3,8 @@
 ``pip install ek-agents`` (no extra) must give a working core. These tests run the core in a child
 interpreter that can import only the standard library and ``ek`` itself (every other top-level
 import raises ``ModuleNotFoundError``, as it would in a bare install), so they hold in the full
-development environment too. ``make test-core`` runs the whole suite in a real core-only venv.
+development environment too. ``make test-core`` runs them, the doctests and the other tests of
+what changes without an extra (the Makefile's ``CORE_TESTS``) in a real core-only venv.
 """
 
 from __future__ import annotations
@@ -148,7 +149,7 @@ def test_the_test_extra_is_the_test_tools_and_make_test_runs_the_core_step() -> 
     make = (ROOT / "Makefile").read_text("utf-8")
     test_rule = next(line for line in make.splitlines() if line.startswith("test:"))
     assert "test-core" in test_rule.split()
-    assert 'pip install -q -c $(CONSTRAINTS) -e ".[test]"' in make
+    assert '--python $(CORE_BIN)/python -c $(CONSTRAINTS) -e ".[test]"' in make
 
 
 def test_the_wheel_lists_every_package_of_the_source_tree() -> None:
