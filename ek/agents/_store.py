@@ -304,8 +304,9 @@ class _Scan:
     :data:`~ek._validate.MAX_TRIALS`), not the records' size.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, decode: Callable[[str], Any] = _DECODE) -> None:
         self.path = path
+        self._decode = decode  # json.loads for lines this rule read already (see stored())
         self.header: dict[str, Any] | None = None
         self._task_lines = 0  # task lines the header announced and not yet read
         self._k: int | None = None
@@ -321,7 +322,7 @@ class _Scan:
         if not raw.strip():
             return None
         try:
-            obj = _loads(raw)
+            obj = _loads(raw, self._decode)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise StoreError(
                 f"{self.path}:{no}: corrupt line (not JSON: {e}); refusing to guess"
@@ -991,7 +992,9 @@ class TrialStore:
             raise ValueError(f"{self.path}: the store is closed")
         with open(os.dup(self._fh.fileno()), "rb") as rfh:
             rfh.seek(0)
-            scan = _Scan(self.path)
+            # every line was read by the one parse rule when the store was opened (a key
+            # named twice refused); read again, it needs only decoding, and the record checks
+            scan = _Scan(self.path, json.loads)
             at = 0
             for no, raw in enumerate(rfh, 1):
                 if at >= self._read_end:
