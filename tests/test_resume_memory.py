@@ -167,6 +167,19 @@ def test_a_store_changed_after_the_run_is_a_clear_error(tmp_path: Path) -> None:
         list(res.episodes)
     with pytest.raises(StoreChangedError, match="size went from"):
         res.scores["task_success"][0]
+    # a record rewritten in place at the same size (output 1 -> 7): the size and the inode hold,
+    # the modification time does not (set one second later: the clock's tick can be coarser
+    # than this test)
+    q = tmp_path / "other.jsonl"
+    edited = run_suite(lambda t: t.gold, [TaskSpec("a", gold=1)], k=3, store=q)
+    data = q.read_bytes()
+    assert data.count(b'"output":1') == 3
+    before = q.stat().st_mtime_ns
+    with q.open("r+b") as f:
+        f.write(data.replace(b'"output":1', b'"output":7', 1))
+    os.utime(q, ns=(before + 10**9, before + 10**9))
+    with pytest.raises(StoreChangedError, match="its modification time changed"):
+        edited.episodes[0]
     shutil.copy(p, tmp_path / "copy.jsonl")
     os.replace(tmp_path / "copy.jsonl", p)  # another file in its place
     with pytest.raises(StoreChangedError, match="another file was put in its place"):

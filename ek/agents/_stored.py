@@ -54,19 +54,21 @@ class StoreChangedError(StoreError):
 
 @dataclass(frozen=True)
 class StoreFile:
-    """A store file as a run left it: its absolute path, device, inode and size."""
+    """A store file as a run left it: its absolute path, device, inode, size and modification
+    time (a record rewritten in place, at the same size, changes the last)."""
 
     path: str
     device: int
     inode: int
     size: int
+    mtime_ns: int
 
     @classmethod
     def of(cls, path: str) -> StoreFile:
         """The file at ``path`` as it is now."""
         p = os.path.abspath(path)
         st = os.stat(p)
-        return cls(p, st.st_dev, st.st_ino, st.st_size)
+        return cls(p, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
     def _change(self, st: os.stat_result | None) -> str | None:
         if st is None:
@@ -75,6 +77,8 @@ class StoreFile:
             return "another file was put in its place"
         if st.st_size != self.size:
             return f"its size went from {self.size} to {st.st_size} bytes"
+        if st.st_mtime_ns != self.mtime_ns:
+            return "it was written to since (its modification time changed)"
         return None
 
     def check(self, st: os.stat_result | None) -> None:
