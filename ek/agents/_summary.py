@@ -29,7 +29,14 @@ from ek.jsonio import from_json_safe, to_json_safe
 
 from ._episode import Episode, RunProvenance
 
-__all__ = ["SUMMARY_FORMAT", "MetricSummary", "RunSummary", "Unscored", "metric_aggregator"]
+__all__ = [
+    "SUMMARY_FORMAT",
+    "MetricSummary",
+    "RunSummary",
+    "Unscored",
+    "metric_aggregator",
+    "registered_metric",
+]
 
 #: The ``format`` marker of a saved agent baseline.
 SUMMARY_FORMAT = "ek-agents/baseline"
@@ -53,16 +60,29 @@ def metric_aggregator(name: str) -> tuple[Callable[[Sequence[Score]], float], bo
         >>> agg([Score(1.0, {"successes": 1, "n": 1}), Score(0.0, {"successes": 0, "n": 1})]), exact
         (0.5, True)
     """
+    agg = getattr(registered_metric(name), "aggregate", None)
+    if not callable(agg):
+        return _mean_value, False
+    return (lambda scores: float(agg(list(scores)))), True
+
+
+def registered_metric(name: str) -> Any:
+    """The metric registered as ``name`` (a registered class built with no arguments), or
+    ``None`` when nothing is registered under it or the class needs arguments: what a run read
+    from a file knows of a metric it names.
+
+    Example:
+        >>> import ek.agents.metrics
+        >>> type(registered_metric("task_success")).__name__, registered_metric("no-such-metric")
+        ('TaskSuccessMetric', None)
+    """
     from ek.registry import UnknownNameError, resolve
 
     try:
         obj = resolve("metrics", name)
-        if isinstance(obj, type):
-            obj = obj()
-        agg = obj.aggregate
-    except (UnknownNameError, TypeError, ValueError, AttributeError):
-        return _mean_value, False
-    return (lambda scores: float(agg(list(scores)))), True
+        return obj() if isinstance(obj, type) else obj
+    except (UnknownNameError, TypeError, ValueError):
+        return None
 
 
 def _score_from(d: Any, where: str) -> Score:

@@ -45,7 +45,7 @@ from ek.harness import metric_direction
 
 from ._budget import budget_hits
 from ._episode import Cost, Episode
-from ._summary import MetricSummary, metric_aggregator
+from ._summary import MetricSummary, metric_aggregator, registered_metric
 from .cost import CostReport, CostTally, ModelPrice
 
 __all__ = [
@@ -102,15 +102,8 @@ def summed_detail(name: str) -> Mapping[str, float | None] | None:
         >>> summed_detail("no-such-metric") is None
         True
     """
-    from ek.registry import UnknownNameError, resolve
-
-    try:
-        obj = resolve("metrics", name)
-        if isinstance(obj, type):
-            obj = obj()
-    except (UnknownNameError, TypeError, ValueError):
-        return None
-    return declared_sums(obj)
+    metric = registered_metric(name)
+    return None if metric is None else declared_sums(metric)
 
 
 def score_from_record(d: Any, where: str = "score") -> Score:

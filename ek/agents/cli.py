@@ -355,15 +355,15 @@ def _metric_data(m: Any, interval: str, confidence: float, seed: int) -> dict[st
 def _metric_figures(m: Any) -> dict[str, float] | None:
     """The figures a metric reports beside its aggregate (its ``figures(scores)``, e.g. the
     policy metric's violation rate and near-misses), from the per-task Scores the run kept."""
-    from ek.registry import UnknownNameError, resolve
+    from ._summary import registered_metric
 
+    figures = getattr(registered_metric(m.aggregated_as), "figures", None)
+    if not callable(figures):
+        return None
     try:
-        figures = getattr(resolve("metrics", m.aggregated_as), "figures", None)
-        if not callable(figures):
-            return None
         found = figures([s for ss in m.scores.values() for s in ss])
         return {k: float(v) for k, v in found.items()}
-    except (UnknownNameError, TypeError, ValueError):  # scores of another metric by that name
+    except (TypeError, ValueError):  # scores of another metric by that name
         return None
 
 
