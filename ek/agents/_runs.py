@@ -40,8 +40,9 @@ from ek.jsonio import readable_file
 from ._episode import Cost, Episode, RunProvenance
 from ._infra import infra_from_records
 from ._store import StoreError, is_store_file, iter_store
-from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored, metric_aggregator
-from ._tally import MetricTally, RunTally, score_from_record
+from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
+from ._sums import metric_aggregator, score_from_record
+from ._tally import MetricTally, RunTally
 from .cost import ModelPrice, pricing_from_dict
 
 __all__ = ["RunLoadError", "load_run", "summary_from_episodes"]

@@ -41,7 +41,7 @@ from ek.base import Score
 from ._episode import Episode
 from ._scoring import with_success
 from ._store import StoreError, parse_record
-from ._tally import score_from_record
+from ._sums import score_from_record
 
 __all__ = ["ReadEpisode", "ReadScore", "StoreChangedError", "StoreFile", "StoredTrials"]
 

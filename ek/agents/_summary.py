@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,70 +28,17 @@ from ek.base import ReadOnlyDict, Score
 from ek.jsonio import from_json_safe, to_json_safe
 
 from ._episode import Episode, RunProvenance
+from ._sums import MERGED_TRIALS, score_from_record
 
 __all__ = [
     "SUMMARY_FORMAT",
     "MetricSummary",
     "RunSummary",
     "Unscored",
-    "metric_aggregator",
-    "registered_metric",
 ]
 
 #: The ``format`` marker of a saved agent baseline.
 SUMMARY_FORMAT = "ek-agents/baseline"
-
-
-def _mean_value(scores: Sequence[Score]) -> float:
-    vals = [s.value for s in scores]
-    return math.fsum(vals) / len(vals) if vals else math.nan
-
-
-def metric_aggregator(name: str) -> tuple[Callable[[Sequence[Score]], float], bool]:
-    """The corpus aggregate of the metric registered as ``name``, and whether it is exact.
-
-    The registered metric (a class is instantiated with no arguments) supplies its own
-    ``aggregate`` (a ratio of sums). When ``name`` is not registered or cannot be built without
-    arguments, the mean of the per-trial values stands in and ``exact`` is ``False``.
-
-    Example:
-        >>> import ek.agents.metrics
-        >>> agg, exact = metric_aggregator("task_success")
-        >>> agg([Score(1.0, {"successes": 1, "n": 1}), Score(0.0, {"successes": 0, "n": 1})]), exact
-        (0.5, True)
-    """
-    agg = getattr(registered_metric(name), "aggregate", None)
-    if not callable(agg):
-        return _mean_value, False
-    return (lambda scores: float(agg(list(scores)))), True
-
-
-def registered_metric(name: str) -> Any:
-    """The metric registered as ``name`` (a registered class built with no arguments), or
-    ``None`` when nothing is registered under it or the class needs arguments: what a run read
-    from a file knows of a metric it names.
-
-    Example:
-        >>> import ek.agents.metrics
-        >>> type(registered_metric("task_success")).__name__, registered_metric("no-such-metric")
-        ('TaskSuccessMetric', None)
-    """
-    from ek.registry import UnknownNameError, resolve
-
-    try:
-        obj = resolve("metrics", name)
-        return obj() if isinstance(obj, type) else obj
-    except (UnknownNameError, TypeError, ValueError):
-        return None
-
-
-def _score_from(d: Any, where: str) -> Score:
-    if not isinstance(d, Mapping) or "value" not in d:
-        raise ValueError(
-            f"{where}: expected a score {{'value': ..., 'detail': {{...}}}}, got {short_repr(d, 100)}"
-        )
-    v = d["value"]
-    return Score(math.nan if v is None else float(v), d.get("detail") or {})
 
 
 @dataclass(frozen=True)
@@ -146,8 +93,8 @@ class MetricSummary:
     @property
     def n_scores(self) -> int:
         """The trials' Scores this summary stands for (a task's Scores merged into one, see
-        :mod:`ek.agents._tally`, count for the trials they merged)."""
-        return sum(int(s.detail.get("merged_trials", 1)) for ss in self.scores.values() for s in ss)
+        :mod:`ek.agents._sums`, count for the trials they merged)."""
+        return sum(int(s.detail.get(MERGED_TRIALS, 1)) for ss in self.scores.values() for s in ss)
 
     @property
     def aggregated_as(self) -> str:
@@ -186,7 +133,7 @@ class MetricSummary:
             higher_is_better=d["higher_is_better"],
             value=math.nan if d.get("value") is None else float(d["value"]),
             scores={
-                t: tuple(_score_from(x, f"metric {d['name']!r} task {t!r}") for x in ss)
+                t: tuple(score_from_record(x, f"metric {d['name']!r} task {t!r}") for x in ss)
                 for t, ss in scores.items()
             },
             metric=d.get("metric"),

@@ -7,20 +7,12 @@ cost totals by token kind, role and model, for the run and each slice. :class:`R
 exactly that while a store, an Inspect log or a trace file is read once, so memory grows with
 tasks x metrics, not with trials, and time with the file's size.
 
-**Per-task sums.** A metric whose aggregate is a ratio of sums of detail fields declares them
-itself, as torchmetrics' ``add_state(..., dist_reduce_fx="sum")`` and sacrebleu's corpus
-statistics do: a class attribute ``sums`` (the field names, e.g. ``("tp", "fp", "fn")``), and
-``sum_defaults`` (``field -> value``) for a field its aggregate reads with a default when a
-Score lacks it (:func:`declared_sums`). A task's Scores then merge into one Score
-(:func:`merge_scores`) whose detail holds the task's sums (and ``merged_trials``, how many
-Scores it stands for), and the metric's own ``aggregate`` over the merged Scores is its corpus
-figure, as over the trials' Scores (the sums are only added in another order: equal to the last
-bits of a float). Tallies of parts of a run merge by adding these sums, task by task. The
-gate's intervals resample tasks, so they work from these per-task sums.
-
-**Fallback.** A metric that declares nothing (a registered custom metric without ``sums``, or
-one not registered) keeps its Scores whole: its aggregate runs over every trial's Score, and
-the gate's interval of its change is the bootstrap (no clustered interval without sums).
+**Per-task sums.** A metric that declares the detail fields its aggregate sums is kept as each
+task's sums (:class:`~ek.agents._sums.TaskSums`: one merged Score a task, whose ``merged_trials``
+says how many trials it stands for); the metric's own ``aggregate`` over the merged Scores is its
+corpus figure. Tallies of parts of a run merge by adding these sums, task by task. A metric that
+declares nothing keeps its Scores whole. What a metric declares, and how Scores merge, is said
+once, in :mod:`ek.agents._sums`; the intervals over tasks work from the same per-task sums.
 
 Example:
     >>> import ek.agents.metrics
@@ -35,7 +27,6 @@ Example:
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -45,168 +36,11 @@ from ek.harness import metric_direction
 
 from ._budget import budget_hits
 from ._episode import Cost, Episode
-from ._summary import MetricSummary, metric_aggregator, registered_metric
+from ._summary import MetricSummary
+from ._sums import TaskSums, metric_aggregator, score_from_record, summed_detail
 from .cost import CostReport, CostTally, ModelPrice
 
-__all__ = [
-    "MERGED_TRIALS",
-    "MetricTally",
-    "RunTally",
-    "declared_sums",
-    "merge_scores",
-    "score_from_record",
-    "summed_detail",
-]
-
-#: The detail key of a merged Score: how many trials' Scores it stands for.
-MERGED_TRIALS = "merged_trials"
-
-_ABSENT: Any = object()  # a detail key a Score does not carry
-
-
-def declared_sums(metric: Any) -> dict[str, float | None] | None:
-    """The detail fields ``metric``'s aggregate sums, from its own declaration, or ``None``.
-
-    Each field named in ``metric.sums`` maps to the value the aggregate reads for a Score
-    without it (``metric.sum_defaults``), or ``None`` when every Score must carry it.
-
-    Example:
-        >>> class Recall:
-        ...     sums = ("hits", "relevant")
-        ...     sum_defaults = {"relevant": 1.0}
-        >>> declared_sums(Recall()), declared_sums(object())
-        ({'hits': None, 'relevant': 1.0}, None)
-    """
-    names = getattr(metric, "sums", None)
-    if names is None:
-        return None  # the fallback: the metric's Scores are kept whole
-    if isinstance(names, str) or not all(isinstance(k, str) for k in names):
-        raise TypeError(
-            f"{type(metric).__name__}.sums must be a tuple of detail field names, got "
-            f"{short_repr(names)}"
-        )
-    defaults = getattr(metric, "sum_defaults", None) or {}
-    return {k: (float(defaults[k]) if k in defaults else None) for k in names}
-
-
-def summed_detail(name: str) -> Mapping[str, float | None] | None:
-    """The detail fields the aggregate of the metric registered as ``name`` sums, or ``None``.
-
-    ``None`` when the metric is not registered, cannot be built without arguments, or declares
-    nothing (its Scores are kept whole then); see :func:`declared_sums`.
-
-    Example:
-        >>> import ek.agents.toolcalls
-        >>> dict(summed_detail("tool_calls"))
-        {'tp': None, 'fp': None, 'fn': None}
-        >>> summed_detail("no-such-metric") is None
-        True
-    """
-    metric = registered_metric(name)
-    return None if metric is None else declared_sums(metric)
-
-
-def score_from_record(d: Any, where: str = "score") -> Score:
-    """A Score from a store's score record ``{"value": ..., "detail": {...}}`` (a null value
-    is NaN).
-
-    Example:
-        >>> score_from_record({"value": None, "detail": {"tp": 1}}).detail["tp"]
-        1
-    """
-    if not isinstance(d, Mapping):
-        raise ValueError(
-            f"{where}: expected a score {{'value': ..., 'detail': {{...}}}}, got {d!r:.100}"
-        )
-    v = d.get("value")
-    return Score(math.nan if v is None else float(v), d.get("detail") or {})
-
-
-def _num(v: Any, key: str, where: str) -> float:
-    if v is None:
-        return math.nan  # unknown (Cost-of-Pass dollars): the sum is unknown
-    if isinstance(v, (int, float)):
-        return float(v)
-    raise ValueError(f"{where}: detail {key!r} must be a number, got {v!r:.100}")
-
-
-class _Sums:
-    """One task's running sums for one additive metric."""
-
-    __slots__ = ("hib", "n", "sums")
-
-    def __init__(self, n_keys: int) -> None:
-        self.n = 0
-        self.sums = [0.0] * n_keys
-        self.hib: Any = None
-
-    def merge(self, other: _Sums) -> None:
-        """Add another tally's sums of the same task (the generic merge: every field a sum)."""
-        self.n += other.n
-        self.sums = [a + b for a, b in zip(self.sums, other.sums)]
-        if self.hib is None:
-            self.hib = other.hib
-
-
-def merge_scores(
-    scores: Iterable[Score], fields: Mapping[str, float | None], where: str = "scores"
-) -> Score:
-    """One Score for many (a task's trials) whose detail holds the sums of ``fields``.
-
-    Its value is NaN (the aggregate reads the sums, not the values); ``merged_trials`` counts
-    the Scores merged (a merged Score counts for the trials it stands for); an unknown part
-    (``None``) makes its sum unknown (NaN).
-
-    Example:
-        >>> s = merge_scores([Score(0.5, {"tp": 1, "fp": 1, "fn": 0}),
-        ...                   Score(1.0, {"tp": 2, "fp": 0, "fn": 0})], {"tp": None, "fp": None, "fn": None})
-        >>> s.detail["tp"], s.detail["fp"], s.detail["merged_trials"]
-        (3.0, 1.0, 2)
-    """
-    acc = _Sums(len(fields))
-    keys = tuple(fields)
-    for s in scores:
-        _add(acc, s.detail, keys, fields, where)
-    return _merged(acc, keys)
-
-
-def _add(
-    acc: _Sums,
-    detail: Mapping[str, Any],
-    keys: Sequence[str],
-    fields: Mapping[str, float | None],
-    where: str | tuple[str, str],
-) -> None:
-    """Add one Score's detail to a task's sums (``where``: for errors, or ``(metric, task)``)."""
-    sums = acc.sums
-    for i, key in enumerate(keys):
-        v = detail.get(key, _ABSENT)
-        if type(v) is float or type(v) is int:  # the common case: float + int == float + float(int)
-            sums[i] += v
-        elif v is not _ABSENT:
-            sums[i] += _num(v, key, _where(where))
-        elif fields[key] is None:
-            raise ValueError(
-                f"{_where(where)}: a score without the detail {key!r} its aggregate sums"
-            )
-        else:
-            sums[i] += fields[key]  # type: ignore[operator]
-    acc.n += int(detail.get(MERGED_TRIALS, 1))
-    if acc.hib is None and "higher_is_better" in detail:
-        acc.hib = detail["higher_is_better"]
-
-
-def _where(where: str | tuple[str, str]) -> str:
-    """An error's place: as given, or ``metric 'name' task 'id'`` (formatted only on error)."""
-    return where if isinstance(where, str) else f"metric {where[0]!r} task {where[1]!r}"
-
-
-def _merged(acc: _Sums, keys: Sequence[str]) -> Score:
-    detail: dict[str, Any] = {k: (None if math.isnan(v) else v) for k, v in zip(keys, acc.sums)}
-    detail[MERGED_TRIALS] = acc.n
-    if acc.hib is not None:
-        detail["higher_is_better"] = acc.hib
-    return Score(math.nan, detail)
+__all__ = ["MetricTally", "RunTally"]
 
 
 class MetricTally:
@@ -222,8 +56,7 @@ class MetricTally:
         self.name = name
         self.metric = aggregated_as
         self.fields = None if keep else summed_detail(aggregated_as or name)
-        self._keys = tuple(self.fields or ())
-        self._sums: dict[str, _Sums] = {}
+        self._sums: dict[str, TaskSums] = {}
         self._kept: dict[str, list[Score]] = {}
         self._first: Mapping[str, Any] | None = None
 
@@ -262,8 +95,8 @@ class MetricTally:
             self._first = detail
         acc = self._sums.get(task_id)
         if acc is None:
-            acc = self._sums[task_id] = _Sums(len(self._keys))
-        _add(acc, detail, self._keys, self.fields, (self.name, task_id))
+            acc = self._sums[task_id] = TaskSums(self.fields)
+        acc.add(detail, (self.name, task_id))
 
     @classmethod
     def merged(cls, parts: Sequence[MetricTally]) -> MetricTally:
@@ -276,7 +109,7 @@ class MetricTally:
         out._first = next((p._first for p in parts if p._first is not None), None)
         for p in parts:
             for t, acc in p._sums.items():
-                out._sums.setdefault(t, _Sums(len(out._keys))).merge(acc)
+                out._sums.setdefault(t, TaskSums(acc.fields)).merge(acc)
             for t, kept in p._kept.items():
                 out._kept.setdefault(t, []).extend(kept)
         return out
@@ -290,7 +123,7 @@ class MetricTally:
         if self.fields is None:
             scores = {t: tuple(self._kept[t]) for t in ids}
         else:
-            scores = {t: (_merged(self._sums[t], self._keys),) for t in ids}
+            scores = {t: (self._sums[t].score(),) for t in ids}
         agg, _ = metric_aggregator(self.metric or self.name)
         hib = metric_direction(self.metric or self.name, self._first)
         flat = [s for ss in scores.values() for s in ss]

@@ -355,7 +355,7 @@ def _metric_data(m: Any, interval: str, confidence: float, seed: int) -> dict[st
 def _metric_figures(m: Any) -> dict[str, float] | None:
     """The figures a metric reports beside its aggregate (its ``figures(scores)``, e.g. the
     policy metric's violation rate and near-misses), from the per-task Scores the run kept."""
-    from ._summary import registered_metric
+    from ._sums import registered_metric
 
     figures = getattr(registered_metric(m.aggregated_as), "figures", None)
     if not callable(figures):

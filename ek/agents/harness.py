@@ -45,7 +45,8 @@ from ._store import (
     read_store,
 )
 from ._suite import arun_suite, run_suite
-from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored, metric_aggregator
+from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
+from ._sums import metric_aggregator
 
 __all__ = [
     "SUMMARY_FORMAT",
