@@ -215,7 +215,7 @@ class Metric(Protocol):
     as a class attribute ``sums`` (e.g. ``("tp", "fp", "fn")``; and ``sum_defaults``, a mapping
     ``field -> value``, for a field its aggregate reads with a default), as torchmetrics'
     ``add_state(..., dist_reduce_fx="sum")`` does: a run's tally keeps those sums per task and
-    merges by adding them (``ek.agents._sums``). A metric without the declaration is kept whole
+    merges by adding them (``ek.agents._run.sums``). A metric without the declaration is kept whole
     (every Score), which is correct and slower.
     """
 

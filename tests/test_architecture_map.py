@@ -17,7 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 MAP = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 
 #: packages whose every module the map names
-FLAT = ("ek", "ek/agents", "ek/agents/toolcalls", "ek/agents/bridge", "ek/agents/traces")
+FLAT = (
+    "ek",
+    "ek/agents",
+    "ek/agents/_run",
+    "ek/agents/toolcalls",
+    "ek/agents/bridge",
+    "ek/agents/traces",
+)
 #: directories whose packages the map names
 NESTING = ("ek", "ek/agents", "adapters")
 

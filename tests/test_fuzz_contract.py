@@ -56,8 +56,8 @@ from hypothesis import strategies as st
 import ek.agents
 import ek.agents._episode as episode
 import ek.agents._fingerprint as fingerprint
+import ek.agents._run.store as store
 import ek.agents._spec as spec
-import ek.agents._store as store
 import ek.agents.bridge as bridge
 import ek.agents.cost as cost
 import ek.agents.demo  # (registers the demo world's checker: fuzzed in every run)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ek.agents._resample import MetricDifference
+from ek.agents._run.resample import MetricDifference
 from ek.agents.base import RunProvenance
 from ek.agents.harness import MetricSummary, RunSummary, agent_regression_gate
 from ek.agents.reliability import pass_hat_k, reliability

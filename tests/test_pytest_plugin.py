@@ -604,7 +604,7 @@ def test_unrelated_suite_never_starts_the_harness(pt: pytest.Pytester) -> None:
 
         def test_probe(request):
             assert request.config.pluginmanager.has_plugin("ek.agents.pytest_plugin")
-            for name in ("ek.agents.harness", "ek.agents._suite", "ek.agents._store",
+            for name in ("ek.agents.harness", "ek.agents._suite", "ek.agents._run.store",
                          "ek.agents.pytest_plugin._recorder", "inspect_ai", "deepeval", "ragas"):
                 assert name not in sys.modules, name
         """

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from ek.agents import Adaptive, Budget, budget_curve, consistency, robustness, trials_saved
-from ek.agents._stored import StoreChangedError, StoredTrials
+from ek.agents._run.stored import StoreChangedError, StoredTrials
 from ek.agents.base import Episode, TaskSpec
 from ek.agents.demo import baseline_agent, load_tasks, replayed_state_match
 from ek.agents.demo._run import DEMO_FAULTS, DEMO_PRICES, demo_metrics

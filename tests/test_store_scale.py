@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ek.agents import cli
-from ek.agents._store import TASKS_PER_LINE, header_bytes
+from ek.agents._run.store import TASKS_PER_LINE, header_bytes
 from ek.agents.base import RunProvenance, TaskSpec
 from ek.agents.harness import StoreError, TrialStore, iter_store, load_run, read_store, run_suite
 

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from ek.agents import cli
-from ek.agents._runs import _read_store as _REAL_READ
-from ek.agents._store import task_shard
+from ek.agents._run.load import _read_store as _REAL_READ
+from ek.agents._run.store import task_shard
 from ek.agents.base import Cost, Episode, RunProvenance, Step, TaskSpec, Trajectory
 from ek.agents.cost import per_million
 from ek.agents.harness import RunLoadError, iter_store, load_run, run_suite
@@ -137,7 +137,7 @@ def _spy(p: str, keep: bool, prices: Any, shard: Any = None) -> Any:
 def test_several_readers_give_one_readers_figures(
     store: Path, workers: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ek.agents._runs as runs
+    import ek.agents._run.load as runs
 
     whole = _WHOLE_READS
     whole.clear()

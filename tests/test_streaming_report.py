@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from ek.agents import cli
-from ek.agents._sums import merge_scores, metric_aggregator
-from ek.agents._tally import MetricTally
+from ek.agents._run.sums import merge_scores, metric_aggregator
+from ek.agents._run.tally import MetricTally
 from ek.agents.base import Episode, RunProvenance, TaskSpec
 from ek.agents.cost import cost_report, pricing_from_dict
 from ek.agents.demo import run_demo
@@ -474,7 +474,7 @@ def test_load_run_refuses_a_huge_path_and_deep_json_with_a_value_error(tmp_path:
 def test_every_built_in_metric_declares_its_sums() -> None:
     """Each metric class declares the detail fields its aggregate sums (no table elsewhere):
     a subclass defined anywhere, under any name, is tallied the same way."""
-    from ek.agents._sums import declared_sums
+    from ek.agents._run.sums import declared_sums
     from ek.agents.judge import JudgeMetric
     from ek.agents.metrics import CostPerSuccessMetric, TaskSuccessMetric
     from ek.agents.toolcalls import ToolCallMetric

@@ -11,7 +11,7 @@ good direction) is below ``-tolerance``:
   so the two runs' clustered standard errors are combined (Welch's t interval,
   :func:`ek.stats.difference_interval`);
 * **metrics** both runs scored: the difference of each metric's own ratio-of-sums aggregate,
-  tasks as the unit (:mod:`ek.agents._resample`), by a percentile bootstrap over tasks
+  tasks as the unit (:mod:`ek.agents._run.resample`), by a percentile bootstrap over tasks
   (Efron & Tibshirani 1993) or the cluster-robust standard error with tasks as clusters
   (Miller 2024): ``interval="auto"`` (default) takes the bootstrap up to
   :data:`ek.stats.BOOTSTRAP_MAX_TASKS` (1,000) tasks and the clustered one above, where
@@ -66,13 +66,13 @@ compared, with a warning. :attr:`GateResult.n_tasks` says how many tasks were co
 Refusals (:class:`GateRefusedError`, a ``ValueError``): an empty current run or an empty
 baseline (with no trials every bound is maximally uncertain, so nothing could ever fail: an
 empty baseline would be a permanent free pass), a run with **unscored samples**
-(:attr:`~ek.agents._summary.RunSummary.unscored`; a gate over the scored ones alone could pass a
+(:attr:`~ek.agents._run.summary.RunSummary.unscored`; a gate over the scored ones alone could pass a
 run that failed to score) unless ``allow_unscored=True``, and runs whose simulator,
 suite_version or scaffold differ (:meth:`~ek.agents.base.RunProvenance.incompatibilities`; a
 changed simulator is compared with a warning when ``allow_simulator_change=True``), and
 runs over different task sets (unless ``tasks="intersect"``), and runs whose metrics of one
 name were **configured differently** (the fingerprints both recorded,
-:attr:`~ek.agents._summary.RunSummary.metric_configs`, differ: a Cost-of-Pass priced at 1/2
+:attr:`~ek.agents._run.summary.RunSummary.metric_configs`, differ: a Cost-of-Pass priced at 1/2
 dollars per million tokens against one priced at 100/200 is not a regression, it is another
 measure) unless ``allow_metric_changes=True`` (``ek-agents gate --allow-metric-changes``),
 and runs whose success **different judges** decided (the checkers both runs recorded,
@@ -119,8 +119,8 @@ from ek.stats import (
 
 from ._checker import judge_change, unrecorded_judge
 from ._fingerprint import config_diff, same_config
-from ._resample import MetricDifference, by_method
-from ._summary import MetricSummary, RunSummary
+from ._run.resample import MetricDifference, by_method
+from ._run.summary import MetricSummary, RunSummary
 from .reliability import pass_hat_k
 
 __all__ = [
@@ -370,7 +370,7 @@ def _as_summary(x: Any, label: str, success_scorer: str | None = None) -> RunSum
         if isinstance(s, RunSummary):
             return s
     if isinstance(x, (str, os.PathLike)):
-        from ._runs import load_run
+        from ._run.load import load_run
 
         return load_run(x, success_scorer=success_scorer, episodes=False)
     raise TypeError(
@@ -727,7 +727,7 @@ def _pass_hat_checks(g: _Setup) -> list[GateCheck]:
 
 def _metric_checks(g: _Setup) -> list[GateCheck]:
     """Each metric both runs scored (when ``metrics=True``), by the gate's interval method
-    (:mod:`ek.agents._resample`), warnings in the metrics' order."""
+    (:mod:`ek.agents._run.resample`), warnings in the metrics' order."""
     if not g.metrics:
         return []
     cur, base = g.current.metrics, g.baseline.metrics

@@ -27,12 +27,12 @@ from ._config import SuiteConfig
 from ._episode import Episode, RunProvenance
 from ._faults import Fault, robustness
 from ._fingerprint import metric_config
-from ._ledger import Trial, TrialLedger
+from ._run.ledger import Trial, TrialLedger
+from ._run.stored import ReadEpisode, ReadScore, StoredTrials, StoreFile
+from ._run.summary import MetricSummary, RunSummary
 from ._scoring import aggregate
 from ._spec import TaskSpec
-from ._stored import ReadEpisode, ReadScore, StoredTrials, StoreFile
 from ._suite_metrics import SuiteMetrics
-from ._summary import MetricSummary, RunSummary
 from .cost import CostReport, CostTally, pricing_to_dict
 from .reliability import ReliabilityReport, reliability
 
@@ -113,7 +113,7 @@ class SuiteResult:
 
     **Memory.** A run without a store holds every trial it reports (tuples of episodes and
     Scores). A run with a store keeps its trials in the store: :attr:`episodes` and each
-    :attr:`scores` entry are read-only sequences (:class:`~ek.agents._stored.StoredTrials`)
+    :attr:`scores` entry are read-only sequences (:class:`~ek.agents._run.stored.StoredTrials`)
     that read the records back by byte offset when indexed or iterated, equal to the tuples the
     same run holds in memory; the result itself holds a verdict and an offset a trial, and what
     grows with tasks (counts, spans, the tasks). Writing a store of 10^5 trials (2,000 tasks x
@@ -121,7 +121,7 @@ class SuiteResult:
     36 MB, against 450 MB and 1,051 MB when the result held every trial
     (``bench/resume.py``). A stored result read after its store changed (a later run resumed
     it, the file was replaced or deleted) raises
-    :class:`~ek.agents._stored.StoreChangedError`; it pickles as the path and the offsets.
+    :class:`~ek.agents._run.stored.StoreChangedError`; it pickles as the path and the offsets.
 
     :attr:`reliability` (its bootstrap over tasks is the one computation after the trials whose
     cost grows with ``n_resamples x tasks``) is computed when first read, from :attr:`counts`,
@@ -427,7 +427,7 @@ def assemble(
     """The result: counts, cost, aggregates and slices now; the reliability report (a
     bootstrap over tasks) when :attr:`SuiteResult.reliability` is first read. With ``stored``
     (the run's store as the run left it) the episodes and Scores are read from it
-    (:mod:`ek.agents._stored`), by the same code that reads the tuples of a run without one."""
+    (:mod:`ek.agents._run.stored`), by the same code that reads the tuples of a run without one."""
     mets = ms.reported
     got = _collect(suite, cfg.k, ledger, [str(m.name) for m in mets])
     episodes, scores = got.items(run, stored)

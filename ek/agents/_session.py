@@ -1,7 +1,7 @@
 """A suite run's store session: the header that names the experiment, a trial's record, and
 the resume, which streams the stored trials into the run's
-:class:`~ek.agents._ledger.TrialLedger` (each one's verdict and record offset; the result reads
-the episodes and Scores back from the store, :mod:`ek.agents._stored`).
+:class:`~ek.agents._run.ledger.TrialLedger` (each one's verdict and record offset; the result reads
+the episodes and Scores back from the store, :mod:`ek.agents._run.stored`).
 
 Stored Scores are reused only for metrics whose configuration the store's header records (the
 store refuses a different one under the name); any other metric is scored afresh on the stored
@@ -31,11 +31,11 @@ from ._checker import checker_identity
 from ._config import SuiteConfig
 from ._episode import Episode, RunProvenance
 from ._fingerprint import callable_config, config_diff, metric_config, same_config
-from ._ledger import TrialLedger, record_retries
+from ._run.ledger import TrialLedger, record_retries
+from ._run.store import TrialStore
+from ._run.stored import ReadEpisode
 from ._scoring import score
 from ._spec import TaskSpec
-from ._store import TrialStore
-from ._stored import ReadEpisode
 from ._suite_metrics import SuiteMetrics
 from .cost import pricing_to_dict
 from .metrics import check_name

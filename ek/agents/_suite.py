@@ -71,9 +71,9 @@ flaky tasks. Their reports are functions over the result (:mod:`ek.agents._resul
 an agent knows of its trial), :mod:`~ek.agents._suite_metrics` (the metrics prepared once),
 :mod:`~ek.agents._trials` (the trial loop), :mod:`~ek.agents._scoring` (a trial's verdict and
 Scores), :mod:`~ek.agents._session` (the store: header, records, resume),
-:mod:`~ek.agents._ledger` (the finished trials) and :mod:`~ek.agents._result` (the result).
+:mod:`~ek.agents._run.ledger` (the finished trials) and :mod:`~ek.agents._result` (the result).
 
-**Persistence.** ``store=`` a JSON-lines path (see :mod:`ek.agents._store` for the exact
+**Persistence.** ``store=`` a JSON-lines path (see :mod:`ek.agents._run.store` for the exact
 durability guarantees): re-running with the same store resumes and skips finished
 ``(task_id, trial)`` pairs; a store of a different experiment is refused.
 
@@ -103,13 +103,13 @@ from ek.calling import loop_running
 
 from ._config import SuiteConfig, SuiteOptions
 from ._episode import RunProvenance
-from ._ledger import TrialLedger
 from ._result import SuiteResult, assemble
+from ._run.ledger import TrialLedger
+from ._run.store import TrialStore
+from ._run.stored import StoreFile
 from ._scoring import HarnessError
 from ._session import open_store, restore
 from ._spec import TaskSpec
-from ._store import TrialStore
-from ._stored import StoreFile
 from ._suite_metrics import prepare_metrics
 from ._trials import TrialRunner
 from .metrics import resolve_checker
@@ -318,7 +318,7 @@ def run_suite(
         ValueError: a metric was built with another checker or other prices than the run's.
         HarnessError: ek's checker, a metric or the progress callback failed (finished trials
             are kept in the store).
-        ek.agents._store.StoreMismatchError: ``store`` belongs to another experiment.
+        ek.agents._run.store.StoreMismatchError: ``store`` belongs to another experiment.
         RuntimeError: called from inside a running event loop (use :func:`arun_suite`).
     """
     cfg = SuiteConfig.build(config, options)

@@ -26,11 +26,11 @@ from ._budget import usage
 from ._config import ProgressEvent, SuiteConfig
 from ._context import TrialContext, trial_seed
 from ._episode import Episode, RunProvenance
-from ._ledger import TrialLedger
+from ._run.ledger import TrialLedger
+from ._run.store import TrialStore
 from ._scoring import HarnessError, check_and_score
 from ._session import infra_record, trial_record
 from ._spec import TaskSpec
-from ._store import TrialStore
 from ._suite_metrics import SuiteMetrics
 
 __all__ = ["TrialRunner"]

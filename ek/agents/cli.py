@@ -235,7 +235,7 @@ def _trace_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _report_data(args: argparse.Namespace) -> dict[str, Any]:
-    from ._runs import load_run
+    from ._run.load import load_run
     from .cost import load_prices
 
     o = _ReportOptions.from_args(args)
@@ -327,13 +327,13 @@ def _reliability_of(
 
 def _metric_data(m: Any, interval: str, confidence: float, seed: int) -> dict[str, Any]:
     """A metric's aggregate with its interval over tasks, by ``--interval``, and the other
-    method's beside it (:mod:`ek.agents._resample`). A metric that declares no sums gets the
+    method's beside it (:mod:`ek.agents._run.resample`). A metric that declares no sums gets the
     bootstrap only where it is cheap (up to 1,000 tasks) or asked for."""
     from functools import partial
 
     from ek.stats import choose_interval
 
-    from ._resample import MetricSample, by_method
+    from ._run.resample import MetricSample, by_method
 
     out = {"value": m.value, "higher_is_better": m.higher_is_better, "n": m.n_scores}
     figures = _metric_figures(m)
@@ -355,7 +355,7 @@ def _metric_data(m: Any, interval: str, confidence: float, seed: int) -> dict[st
 def _metric_figures(m: Any) -> dict[str, float] | None:
     """The figures a metric reports beside its aggregate (its ``figures(scores)``, e.g. the
     policy metric's violation rate and near-misses), from the per-task Scores the run kept."""
-    from ._sums import registered_metric
+    from ._run.sums import registered_metric
 
     figures = getattr(registered_metric(m.aggregated_as), "figures", None)
     if not callable(figures):
@@ -778,7 +778,7 @@ def _gate_labels(args: argparse.Namespace) -> dict[str, Any]:
 
 def _run_gate(args: argparse.Namespace) -> int:
     from ._gate import agent_regression_gate
-    from ._runs import load_run
+    from ._run.load import load_run
 
     allow: bool | list[str] = "*" in args.allow_undefined or list(args.allow_undefined)
     try:

@@ -26,15 +26,13 @@ Example:
 
 from __future__ import annotations
 
-from ._baseline import load_agent_baseline, save_agent_baseline
 from ._config import Progress, ProgressEvent, SuiteConfig, SuiteOptions
 from ._context import TrialContext, trial_seed
 from ._gate import GateCheck, GateRefusedError, GateResult, agent_regression_gate, paired_difference
 from ._result import SliceResult, SuiteResult
-from ._runs import RunLoadError, load_run, summary_from_episodes
-from ._scoring import HarnessError
-from ._session import suite_fingerprint
-from ._store import (
+from ._run.baseline import load_agent_baseline, save_agent_baseline
+from ._run.load import RunLoadError, load_run, summary_from_episodes
+from ._run.store import (
     StoreError,
     StoreLockedError,
     StoreMismatchError,
@@ -44,9 +42,11 @@ from ._store import (
     iter_store,
     read_store,
 )
+from ._run.summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
+from ._run.sums import metric_aggregator
+from ._scoring import HarnessError
+from ._session import suite_fingerprint
 from ._suite import arun_suite, run_suite
-from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
-from ._sums import metric_aggregator
 
 __all__ = [
     "SUMMARY_FORMAT",

@@ -351,7 +351,7 @@ class JudgeMetric:
 
     higher_is_better: bool = True
     is_judge: bool = True
-    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents._sums`);
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents._run.sums`);
     #: a Score without them counts for nothing.
     sums = ("n_scored", "score_sum")
     sum_defaults: ClassVar[Mapping[str, float]] = {"n_scored": 0.0, "score_sum": 0.0}

@@ -284,7 +284,7 @@ class TaskSuccessMetric:
     name = "task_success"
     higher_is_better = True
     #: The detail fields :meth:`aggregate` sums (its sufficient statistics: a run's tally keeps
-    #: them per task and merges by adding, :mod:`ek.agents._sums`); a Score without ``n`` is one.
+    #: them per task and merges by adding, :mod:`ek.agents._run.sums`); a Score without ``n`` is one.
     sums = ("successes", "n")
     sum_defaults: ClassVar[Mapping[str, float]] = {"n": 1.0}
 
@@ -386,7 +386,7 @@ class CostPerSuccessMetric:
 
     name = "cost_per_success"
     higher_is_better = False
-    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents._sums`).
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents._run.sums`).
     sums = ("dollars", "successes")
 
     def __init__(

@@ -328,7 +328,7 @@ def plot_runs(
     """
     import dataclasses
 
-    from ._runs import load_run
+    from ._run.load import load_run
     from .cost import cost_report
 
     require_matplotlib()  # fail before loading anything when the extra is missing

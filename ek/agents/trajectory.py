@@ -783,7 +783,7 @@ class TrajectoryMetric:
 
     name = "trajectory"
     higher_is_better = True
-    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents._sums`).
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents._run.sums`).
     sums = ("cost", "worst_case")
 
     def __init__(

@@ -142,7 +142,7 @@ def test_a_store_replaced_while_being_opened_is_refused(
     """The interleaving the lock alone does not cover: a writer opens the old file, another
     renames a new store over the path and releases its lock, then the first locks the old
     (now unlinked) file. Its trials would go nowhere: it must be refused."""
-    import ek.agents._store as store_module
+    import ek.agents._run.store as store_module
 
     path = tmp_path / "run.jsonl"
     header = {"run": {}, "suite": {"fingerprint": "f"}, "k": 1}

@@ -103,7 +103,7 @@ class PolicyMetric:
 
     name = "policy"
     higher_is_better = True
-    #: The detail fields the aggregate and :func:`policy_figures` sum (:mod:`ek.agents._sums`).
+    #: The detail fields the aggregate and :func:`policy_figures` sum (:mod:`ek.agents._run.sums`).
     sums = ("compliance", "n", "violated", "successes", "near_misses")
     sum_defaults: ClassVar[Mapping[str, float]] = {"n": 1.0}
 

@@ -5,7 +5,7 @@ worker). Each trial's teardown report carries what the trial did (plain JSON, so
 xdist channel); when a test's last trial is in, the controller judges it
 (:func:`~ek.agents.pytest_plugin._verdict.decide`) and reports **one** outcome for the test, under the
 test's own node id. At the end of the session it writes the run store
-(:mod:`ek.agents._store`), gates it with ``ek-agents gate`` itself (:func:`ek.agents.cli.main`:
+(:mod:`ek.agents._run.store`), gates it with ``ek-agents gate`` itself (:func:`ek.agents.cli.main`:
 the same rules, refusals and exit codes), saves the baseline, and prints the table.
 
 Progress stays exact: of a test's k trials, the first k - 1 to finish count as one progress
@@ -52,7 +52,7 @@ def check_baseline(path: str) -> None:
     Raises:
         pytest.UsageError: the file is missing, unreadable, or not a run ek can read.
     """
-    from ek.agents._runs import load_run
+    from ek.agents._run.load import load_run
 
     try:
         load_run(path)
@@ -248,7 +248,7 @@ class EkController:
     def _save(self, store: str) -> int:
         if not self.options.save_baseline:
             return 0
-        from ek.agents._runs import load_run
+        from ek.agents._run.load import load_run
         from ek.agents.harness import save_agent_baseline
 
         target = self.options.save_baseline
@@ -333,7 +333,7 @@ def _outcome_report(
 
 
 def write_store(path: str, run: RunProvenance, judged: Sequence[_Judged]) -> None:
-    """Write the session's trials as a run store (:func:`ek.agents._store.replace_store`: a
+    """Write the session's trials as a run store (:func:`ek.agents._run.store.replace_store`: a
     temporary file renamed over ``path`` under the store's lock; a store another writer holds,
     or one that ``run_suite`` wrote, is refused and left as it is).
 
@@ -342,13 +342,13 @@ def write_store(path: str, run: RunProvenance, judged: Sequence[_Judged]) -> Non
     recorded metrics and Cost-of-Pass.
 
     Raises:
-        ek.agents._store.StoreError: the store is held by another writer, or is not this
+        ek.agents._run.store.StoreError: the store is held by another writer, or is not this
             plugin's to replace.
         OSError: the folder cannot be written.
     """
     from ek import __version__
+    from ek.agents._run.store import replace_store
     from ek.agents._spec import TaskSpec
-    from ek.agents._store import replace_store
     from ek.agents.harness import suite_fingerprint
 
     ran = [j for j in judged if j.verdict.n]

@@ -223,7 +223,7 @@ class ToolCallMetric:
 
     name = "tool_calls"
     higher_is_better = True
-    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents._sums`).
+    #: The detail fields :meth:`aggregate` sums (its sufficient statistics, :mod:`ek.agents._run.sums`).
     sums = ("tp", "fp", "fn")
 
     def __init__(

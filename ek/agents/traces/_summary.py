@@ -37,8 +37,8 @@ from dataclasses import replace
 from typing import Any
 
 from ek.agents._episode import Episode
-from ek.agents._runs import RunLoadError, summary_from_episodes
-from ek.agents._summary import RunSummary, Unscored
+from ek.agents._run.load import RunLoadError, summary_from_episodes
+from ek.agents._run.summary import RunSummary, Unscored
 from ek.agents.cost import ModelPrice
 from ek.agents.metrics import resolve_checker, task_success
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from ek.base import Score
 
-from ._episode import Episode
+from .._episode import Episode
 
 __all__ = ["Trial", "TrialLedger", "record_retries"]
 

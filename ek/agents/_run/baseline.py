@@ -11,10 +11,10 @@ from typing import Any
 
 from ek.jsonio import read_json, write_json_atomic
 
-from ._result import SuiteResult
-from ._runs import RunLoadError
-from ._store import is_store_file
-from ._summary import SUMMARY_FORMAT, RunSummary
+from .._result import SuiteResult
+from .load import RunLoadError
+from .store import is_store_file
+from .summary import SUMMARY_FORMAT, RunSummary
 
 __all__ = ["load_agent_baseline", "save_agent_baseline"]
 

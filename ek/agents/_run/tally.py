@@ -8,11 +8,11 @@ exactly that while a store, an Inspect log or a trace file is read once, so memo
 tasks x metrics, not with trials, and time with the file's size.
 
 **Per-task sums.** A metric that declares the detail fields its aggregate sums is kept as each
-task's sums (:class:`~ek.agents._sums.TaskSums`: one merged Score a task, whose ``merged_trials``
+task's sums (:class:`~ek.agents._run.sums.TaskSums`: one merged Score a task, whose ``merged_trials``
 says how many trials it stands for); the metric's own ``aggregate`` over the merged Scores is its
 corpus figure. Tallies of parts of a run merge by adding these sums, task by task. A metric that
 declares nothing keeps its Scores whole. What a metric declares, and how Scores merge, is said
-once, in :mod:`ek.agents._sums`; the intervals over tasks work from the same per-task sums.
+once, in :mod:`ek.agents._run.sums`; the intervals over tasks work from the same per-task sums.
 
 Example:
     >>> import ek.agents.metrics
@@ -34,11 +34,11 @@ from ek._validate import short_repr
 from ek.base import Score
 from ek.harness import metric_direction
 
-from ._budget import budget_hits
-from ._episode import Cost, Episode
-from ._summary import MetricSummary
-from ._sums import TaskSums, metric_aggregator, score_from_record, summed_detail
-from .cost import CostReport, CostTally, ModelPrice
+from .._budget import budget_hits
+from .._episode import Cost, Episode
+from ..cost import CostReport, CostTally, ModelPrice
+from .summary import MetricSummary
+from .sums import TaskSums, metric_aggregator, score_from_record, summed_detail
 
 __all__ = ["MetricTally", "RunTally"]
 

@@ -25,7 +25,7 @@ Example:
     >>> res.episodes[0]
     Traceback (most recent call last):
     ...
-    ek.agents._stored.StoreChangedError: ...: the store changed after the run that built this result (its size went from ... to ... bytes); its trials can no longer be read from it. Keep a store unchanged while its result is in use, or run again.
+    ek.agents._run.stored.StoreChangedError: ...: the store changed after the run that built this result (its size went from ... to ... bytes); its trials can no longer be read from it. Keep a store unchanged while its result is in use, or run again.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from typing import Any, TypeVar, overload
 
 from ek.base import Score
 
-from ._episode import Episode
-from ._scoring import with_success
-from ._store import StoreError, parse_record
-from ._sums import score_from_record
+from .._episode import Episode
+from .._scoring import with_success
+from .store import StoreError, parse_record
+from .sums import score_from_record
 
 __all__ = ["ReadEpisode", "ReadScore", "StoreChangedError", "StoreFile", "StoredTrials"]
 

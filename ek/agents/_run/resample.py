@@ -26,7 +26,7 @@ unit**. Two methods:
 other beside it as a cross-check where it was computed.
 
 Both work from each task's sums of the detail fields the metric declares
-(:func:`ek.agents._sums.summed_detail`); a metric that declares none keeps its Scores, is
+(:func:`ek.agents._run.sums.summed_detail`); a metric that declares none keeps its Scores, is
 resampled from them, and has no clustered interval (no closed form: the bootstrap serves it).
 
 Example:
@@ -60,7 +60,7 @@ from ek.stats import (
     welch_df,
 )
 
-from ._sums import merge_scores, metric_aggregator, summed_detail
+from .sums import merge_scores, metric_aggregator, summed_detail
 
 __all__ = ["MetricDifference", "MetricSample", "by_method"]
 

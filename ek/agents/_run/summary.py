@@ -27,8 +27,8 @@ from ek._validate import positive_int, short_repr
 from ek.base import ReadOnlyDict, Score
 from ek.jsonio import from_json_safe, to_json_safe
 
-from ._episode import Episode, RunProvenance
-from ._sums import MERGED_TRIALS, score_from_record
+from .._episode import Episode, RunProvenance
+from .sums import MERGED_TRIALS, score_from_record
 
 __all__ = [
     "SUMMARY_FORMAT",
@@ -93,7 +93,7 @@ class MetricSummary:
     @property
     def n_scores(self) -> int:
         """The trials' Scores this summary stands for (a task's Scores merged into one, see
-        :mod:`ek.agents._sums`, count for the trials they merged)."""
+        :mod:`ek.agents._run.sums`, count for the trials they merged)."""
         return sum(int(s.detail.get(MERGED_TRIALS, 1)) for ss in self.scores.values() for s in ss)
 
     @property
@@ -318,7 +318,7 @@ class RunSummary:
 
     Metric scores may be per trial or, read by :func:`ek.agents.harness.load_run` without its
     episodes, one merged Score per task holding the sums the metric's aggregate divides
-    (:mod:`ek.agents._tally`); aggregates and the gate read both alike.
+    (:mod:`ek.agents._run.tally`); aggregates and the gate read both alike.
     """
 
     run: RunProvenance
@@ -385,7 +385,7 @@ class RunSummary:
     @property
     def infra_share(self) -> float:
         """Infrastructure-ended trials over all trials attempted (0.0 without any)."""
-        from ._infra import infra_share
+        from .._infra import infra_share
 
         return infra_share(self.n_infra_errors, self.n_trials)
 

@@ -1,6 +1,6 @@
 """``load_run``: read a run from a trial store, a saved baseline, or an Inspect log.
 
-* a **trial store** (:mod:`ek.agents._store`; first line is the store header): per-task counts
+* a **trial store** (:mod:`ek.agents._run.store`; first line is the store header): per-task counts
   from the checker's verdicts, the episodes, and every metric's scores;
 * a **baseline** (:func:`ek.agents.harness.save_agent_baseline`): the persisted summary
   (counts, slices, metric scores, the cost report priced when it was saved; no episodes);
@@ -11,7 +11,7 @@
   recorded in the samples' score metadata (tool calls, trajectory, Cost-of-Pass, ...) becomes a
   metric with its own ratio-of-sums aggregate over those recorded sums, exactly as from a store.
   Samples nothing scored are left out of the counts and counted in
-  :attr:`~ek.agents._summary.RunSummary.unscored` (a missing verdict is not a failure).
+  :attr:`~ek.agents._run.summary.RunSummary.unscored` (a missing verdict is not a failure).
 
 Example:
     >>> import os, tempfile
@@ -37,13 +37,13 @@ from ek.base import Score
 from ek.harness import metric_direction
 from ek.jsonio import readable_file
 
-from ._episode import Cost, Episode, RunProvenance
-from ._infra import infra_from_records
-from ._store import StoreError, is_store_file, iter_store
-from ._summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
-from ._sums import metric_aggregator, score_from_record
-from ._tally import MetricTally, RunTally
-from .cost import ModelPrice, pricing_from_dict
+from .._episode import Cost, Episode, RunProvenance
+from .._infra import infra_from_records
+from ..cost import ModelPrice, pricing_from_dict
+from .store import StoreError, is_store_file, iter_store
+from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
+from .sums import metric_aggregator, score_from_record
+from .tally import MetricTally, RunTally
 
 __all__ = ["RunLoadError", "load_run", "summary_from_episodes"]
 
@@ -63,7 +63,7 @@ def load_run(
 ) -> RunSummary:
     """Read a store, a baseline or an Inspect log into a :class:`~ek.agents.harness.RunSummary`.
 
-    The file is read once, as a stream (:mod:`ek.agents._tally`). With ``episodes=False`` (what
+    The file is read once, as a stream (:mod:`ek.agents._run.tally`). With ``episodes=False`` (what
     ``ek-agents report`` and ``gate`` use) only what the statistics need is kept: per-task
     counts, each metric's per-task sums (one merged Score per task; a metric whose aggregate
     is not a declared ratio of sums keeps its Scores), the cost totals of the run and of each
@@ -122,7 +122,7 @@ def _load(
 ) -> RunSummary:
     if p.endswith(".eval"):
         return _from_inspect(p, success_scorer, episodes, prices)
-    from .traces._summary import is_trace_file, summary_from_traces  # lazy: traces imports runs
+    from ..traces._summary import is_trace_file, summary_from_traces  # lazy: traces imports runs
 
     if is_trace_file(p):
         return summary_from_traces(p, **{"prices": prices, **(trace_options or {})})
@@ -388,7 +388,7 @@ def summary_from_episodes(
 
     ``k`` is the largest per-task trial count. An episode with no recorded success (``None``)
     is not counted (a missing verdict is not a failure): it is reported in
-    :attr:`~ek.agents._summary.RunSummary.unscored`. ``prices`` (a ``{model: ModelPrice}``
+    :attr:`~ek.agents._run.summary.RunSummary.unscored`. ``prices`` (a ``{model: ModelPrice}``
     catalogue) prices the episodes' costs in the summary's cost report.
 
     Example:
@@ -487,7 +487,7 @@ def _from_inspect(
     why: list[str] = []
 
     def items() -> Iterator[tuple[Episode, Mapping[tuple[str, str], Score]]]:
-        from .bridge import read_inspect_log
+        from ..bridge import read_inspect_log
 
         for rec in read_inspect_log(p, success_from=success_scorer):
             if rec.unscored is not None:

@@ -14,7 +14,7 @@ Reading: :func:`read_store` holds every record; :func:`iter_store` streams them,
 for a report or a gate whose memory must not grow with the file. :class:`TrialStore` holds no
 record either: opening streams the file (keeping the finished trials' keys, a byte a trial),
 :meth:`TrialStore.stored` streams the records back with their byte offsets, and a record is read
-back at its offset with :func:`parse_record` (:mod:`ek.agents._stored`).
+back at its offset with :func:`parse_record` (:mod:`ek.agents._run.stored`).
 
 Optional fields (absent in a store written without them; a reader that does not know them reads
 the store as before): ``retries`` (infrastructure retries before the trial's result) and
