@@ -4,9 +4,10 @@ Builds trial stores of 10^3, 10^4 and 10^5 trials from the demo's own records (t
 run, k = 3: 30 tasks with their steps, observations, final states and every metric's Score),
 cloned onto ``trials / 10`` synthetic tasks of k = 10 trials, writes the page of each, and
 opens it in headless Chromium (the operating system's package, through Playwright) from
-``file://``. Printed per size: the store's and the page's size, the seconds ``write_view``
-took (CPU of this process) and the browser's first contentful paint and load event after
-navigation (median of three fresh pages).
+``file://``. Printed per size: the store's and the page's size, the CPU seconds and the peak
+memory (resident set) of a fresh process whose only work is ``write_view`` (importing ek
+included), and the browser's first contentful paint and load event after navigation (median
+of three fresh pages).
 
 Run: ``.venv/bin/python bench/view.py [--sizes 1000,10000,100000]``.
 """
@@ -20,9 +21,9 @@ import os
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -67,6 +68,24 @@ def build_store(path: str, n_trials: int, templates: Any) -> None:
             fh.write(json.dumps(rec) + "\n")
 
 
+#: A fresh process that writes the page and prints its CPU seconds and peak RSS (KB).
+_WRITE = """
+import resource, sys, time
+from ek.agents.view import write_view
+write_view(sys.argv[1], sys.argv[2])
+print(time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def _write(store: str, out: str) -> tuple[float, float]:
+    """``write_view(store, out)`` in a fresh process: its (CPU seconds, peak RSS in MB)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _WRITE, store, out], capture_output=True, text=True, check=True
+    )
+    cpu, kb = done.stdout.split()
+    return float(cpu), int(kb) / 1024
+
+
 _FCP = """new Promise(done => new PerformanceObserver(list => {
   for (const e of list.getEntries()) { if (e.name === "first-contentful-paint") done(e.startTime); }
 }).observe({type: "paint", buffered: true}))"""
@@ -90,8 +109,6 @@ def main(argv: Sequence[str]) -> int:
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    from ek.agents.view import write_view
-
     exe = os.environ.get("EK_CHROMIUM") or shutil.which("chromium")
     if exe is None:
         print("Chromium not found (apt-get install chromium, or set EK_CHROMIUM)", file=sys.stderr)
@@ -103,26 +120,23 @@ def main(argv: Sequence[str]) -> int:
         for n in (int(x) for x in args.sizes.split(",")):
             store, out = os.path.join(tmp, f"run-{n}.jsonl"), os.path.join(tmp, f"view-{n}.html")
             build_store(store, n, templates)
-            t0 = time.process_time()
-            write_view(store, out)
-            took = time.process_time() - t0
-            pages.append((n, store, out, took))
+            pages.append((n, store, out, *_write(store, out)))
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
-            for n, store, out, took in pages:
+            for n, store, out, took, mb in pages:
                 paints = [_paint(browser, out) for _ in range(3)]
                 fcp = statistics.median(x for x, _ in paints)
                 load = statistics.median(y for _, y in paints)
-                rows.append((n, os.path.getsize(store), os.path.getsize(out), took, fcp, load))
+                rows.append((n, os.path.getsize(store), os.path.getsize(out), took, mb, fcp, load))
             browser.close()
     print(
         f"{'trials':>8} {'store MB':>9} {'page MB':>8} {'KB/trial':>9} {'write s':>8} "
-        f"{'first paint s':>14} {'load s':>7}"
+        f"{'write peak MB':>14} {'first paint s':>14} {'load s':>7}"
     )
-    for n, st, pg, took, fcp, load in rows:
+    for n, st, pg, took, mb, fcp, load in rows:
         print(
             f"{n:>8} {st / 1e6:>9.1f} {pg / 1e6:>8.2f} {pg / n / 1e3:>9.2f} {took:>8.1f} "
-            f"{fcp:>14.2f} {load:>7.2f}"
+            f"{mb:>14.0f} {fcp:>14.2f} {load:>7.2f}"
         )
     return 0
 

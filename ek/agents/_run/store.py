@@ -532,7 +532,8 @@ class StoreStream:
     twice with different verdicts), whatever the file's size. Iterate once; the file is closed
     when the iteration ends (or on :meth:`close`, or leaving a ``with`` block).
     :attr:`torn_tail` is known once the iteration has ended. :attr:`line` is the line number of
-    the record last yielded.
+    the record last yielded, :attr:`offset` the byte offset where its line starts (where
+    :class:`~ek.agents._run.stored.StoredTrials` reads it back).
 
     With ``shard=(i, n)`` only the records of the tasks in shard ``i`` of ``n``
     (:func:`task_shard`) are yielded, and those of other tasks are mostly skipped unparsed:
@@ -555,11 +556,13 @@ class StoreStream:
         self.path = path
         self.torn_tail = False
         self.line = 0
+        self.offset = 0
         self._shard = shard
         # a FIFO or a directory is refused here, never opened to block
         self._fh: IO[bytes] | None = open_regular_file("iter_store", path)
         self._scan = _Scan(path)
         self._no = 0
+        self._end = 0  # the byte offset after the last line read
         try:
             self._read_header()
         except BaseException:
@@ -575,6 +578,7 @@ class StoreStream:
             if not raw.endswith(b"\n") and _torn(raw):  # only the last line lacks its newline
                 self.torn_tail = True
                 return
+            self._end += len(raw)
             yield self._no, raw
 
     def _read_header(self) -> None:
@@ -599,7 +603,7 @@ class StoreStream:
                 rec = self._scan.feed(raw, no)
                 if rec is None or (at is None and task_shard(rec["task_id"], shards) != mine):
                     continue
-                self.line = no
+                self.line, self.offset = no, self._end - len(raw)
                 yield rec
         finally:
             self.close()

@@ -55,26 +55,35 @@ class StoreChangedError(StoreError):
 @dataclass(frozen=True)
 class StoreFile:
     """A store file as a run left it: its absolute path, device, inode, size and modification
-    time (a record rewritten in place, at the same size, changes the last)."""
+    time (a record rewritten in place, at the same size, changes the last).
+
+    ``growing``: the store of a run that may still be going (what ``ek-agents view`` reads):
+    records appended since are allowed, since a store's writer only appends (a resume repairs
+    only a torn last line, which no reader took, and :func:`~ek.agents._run.store.replace_store`
+    puts a new file in place); the file must stay the same one, no shorter.
+    """
 
     path: str
     device: int
     inode: int
     size: int
     mtime_ns: int
+    growing: bool = False
 
     @classmethod
-    def of(cls, path: str) -> StoreFile:
+    def of(cls, path: str, *, growing: bool = False) -> StoreFile:
         """The file at ``path`` as it is now."""
         p = os.path.abspath(path)
         st = os.stat(p)
-        return cls(p, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        return cls(p, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, growing)
 
     def _change(self, st: os.stat_result | None) -> str | None:
         if st is None:
             return "it was removed"
         if (st.st_dev, st.st_ino) != (self.device, self.inode):
             return "another file was put in its place"
+        if self.growing and st.st_size >= self.size:
+            return None  # records appended: the ones read are where they were
         if st.st_size != self.size:
             return f"its size went from {self.size} to {st.st_size} bytes"
         if st.st_mtime_ns != self.mtime_ns:
@@ -86,7 +95,8 @@ class StoreFile:
         what = self._change(st)
         if what is not None:
             raise StoreChangedError(
-                f"{self.path}: the store changed after the run that built this result ({what}); "
+                f"{self.path}: the store changed after "
+                f"{'it was read' if self.growing else 'the run that built this result'} ({what}); "
                 "its trials can no longer be read from it. Keep a store unchanged while its "
                 "result is in use, or run again."
             )

@@ -29,6 +29,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+from ek.agents.harness import load_run
+
 from ._compare import compare_section, gate_decision, task_changes
 from ._model import RunView, TaskRow, Trial, read_view
 from ._page import page
@@ -69,9 +71,10 @@ def render_view(
     title = f"ek-agents view: {v.summary.run.agent or os.path.basename(os.fspath(run))}"
     section = ""
     if compare is not None:
-        base = read_view(
-            compare, success_scorer=success_scorer, trace_options=trace_options
-        ).summary
+        # the baseline as ``ek-agents gate`` reads it: its summary alone
+        base = load_run(
+            compare, success_scorer=success_scorer, trace_options=trace_options, episodes=False
+        )
         section = compare_section(v.summary, base, os.fspath(compare))
     return page(v, title, section)
 

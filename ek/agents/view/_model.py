@@ -1,5 +1,11 @@
-"""A run read for the view: its summary with episodes, its store header, its reliability
-report, and one row per task (counts, pass^k, flakiness, cost, infrastructure errors)."""
+"""A run read for the view: its summary, its store header, its reliability report, and one row
+per task (counts, pass^k, flakiness, infrastructure errors, its trials).
+
+A store is read as ``ek-agents report`` reads it (its summary holds no trial), and once more
+for where each trial's record starts: a task's trials are read back from the store by offset
+when the page embeds them, one task at a time, so memory follows the tasks and the page, not
+the trials. Another file (a baseline, an Inspect log, a trace file) is read whole, with its
+episodes, as its reader must."""
 
 from __future__ import annotations
 
@@ -7,17 +13,29 @@ import json
 import math
 import os
 import warnings
+from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ek.agents._run.store import iter_store
+from ek.agents._run.stored import ReadEpisode, StoredTrials, StoreFile
+from ek.agents._run.sums import score_from_record
 from ek.agents.base import Episode
 from ek.agents.cost import ModelPrice, episode_dollars, pricing_from_dict
 from ek.agents.harness import RunSummary, load_run
 from ek.agents.reliability import ReliabilityReport, pass_hat_k, reliability
 from ek.base import Score
 
-__all__ = ["RunView", "TaskRow", "Trial", "read_view", "store_header", "trial_price"]
+__all__ = [
+    "RunView",
+    "TaskRow",
+    "Trial",
+    "read_view",
+    "store_header",
+    "task_dollars",
+    "trial_price",
+]
 
 
 @dataclass(frozen=True)
@@ -38,10 +56,10 @@ class TaskRow:
     n: int
     c: int
     pass_hat: float
-    dollars: float | None
     infra_errors: int
     retries: int
-    trials: tuple[Trial, ...]
+    #: The task's trials in trial order: a tuple, or (a store's) read back by offset when iterated.
+    trials: Sequence[Trial]
 
     @property
     def flaky(self) -> bool:
@@ -83,14 +101,58 @@ def trial_price(summary: RunSummary) -> ModelPrice | Mapping[str, ModelPrice] | 
     return price if price is not None else catalog
 
 
-def _task_dollars(eps: Sequence[Episode], price: Any) -> float | None:
+def task_dollars(trials: Sequence[Trial], price: Any) -> float | None:
+    """The agent's dollars over a task's trials, or ``None`` when a trial's are unknown (see
+    :func:`~ek.agents.cost.episode_dollars`) or the task has no trial."""
+    if not trials:
+        return None
     total = 0.0
-    for ep in eps:
-        d = episode_dollars(ep, price)
+    for t in trials:
+        d = episode_dollars(t.episode, price)
         if d is None:
             return None
         total += d
     return total
+
+
+@dataclass(frozen=True)
+class ReadTrial:
+    """A store record's :class:`Trial`: its judged episode, its verdict, its Scores."""
+
+    run: Mapping[str, Any]
+
+    def __call__(self, rec: Mapping[str, Any]) -> Trial:
+        saved = rec.get("scores") or {}
+        if not isinstance(saved, Mapping):
+            raise ValueError(f"a trial record's 'scores' must be a JSON object, got {saved!r:.100}")
+        scores = {str(n): score_from_record(sd, f"score {n!r}") for n, sd in saved.items()}
+        return Trial(ReadEpisode(self.run)(rec), bool(rec["success"]), scores)
+
+
+def _stored_trials(
+    path: str, counts: Mapping[str, tuple[int, int]]
+) -> dict[str, StoredTrials[Trial]]:
+    """Each task's trials in a store, in trial order, read back by offset when iterated: the
+    records ``load_run`` counted (the first of each trial, an infrastructure error left out).
+
+    A run still going may append to the store after the summary was read; a store only grows
+    at its end, so a task's first ``n`` records in the file (``counts``) are the ones counted.
+    """
+    file = StoreFile.of(path, growing=True)
+    at: dict[str, dict[int, int]] = {}
+    with iter_store(path) as st:
+        read = ReadTrial(st.header["run"])
+        for rec in st:
+            if rec.get("infra_error"):
+                continue
+            mine = at.setdefault(rec["task_id"], {})
+            if len(mine) < counts.get(rec["task_id"], (0, 0))[0]:
+                mine[rec["trial"]] = st.offset
+    return {
+        t: StoredTrials(file, array("q", (by[i] for i in sorted(by))), read, "trials")
+        for t, by in at.items()
+        if by
+    }
 
 
 def _trials_by_task(s: RunSummary) -> dict[str, list[Trial]]:
@@ -109,9 +171,7 @@ def _trials_by_task(s: RunSummary) -> dict[str, list[Trial]]:
     return out
 
 
-def _task_rows(s: RunSummary) -> tuple[TaskRow, ...]:
-    trials = _trials_by_task(s)
-    price = trial_price(s)
+def _task_rows(s: RunSummary, trials: Mapping[str, Sequence[Trial]]) -> tuple[TaskRow, ...]:
     slices: dict[str, list[str]] = {}
     for name, members in s.slices.items():
         for t in members:
@@ -121,7 +181,6 @@ def _task_rows(s: RunSummary) -> tuple[TaskRow, ...]:
     rows = []
     for t in ids:
         n, c = s.counts.get(t, (0, 0))
-        tr = trials.get(t, [])
         rows.append(
             TaskRow(
                 task_id=t,
@@ -129,10 +188,9 @@ def _task_rows(s: RunSummary) -> tuple[TaskRow, ...]:
                 n=n,
                 c=c,
                 pass_hat=pass_hat_k(n, c, s.k) if n else math.nan,
-                dollars=_task_dollars([x.episode for x in tr], price) if tr else None,
                 infra_errors=infra.get(t, (0, 0))[0],
                 retries=infra.get(t, (0, 0))[1],
-                trials=tuple(tr),
+                trials=trials.get(t, ()),
             )
         )
     return tuple(rows)
@@ -160,6 +218,12 @@ def read_view(
         FileNotFoundError: no such file.
         ValueError: not a run ek can read (:class:`~ek.agents.harness.RunLoadError`).
     """
-    s = load_run(path, success_scorer=success_scorer, trace_options=trace_options, episodes=True)
     p = os.fspath(path)
-    return RunView(s, store_header(p), _reliability(s), _task_rows(s))
+    header = store_header(p)
+    if header is not None:  # a store: its summary as the report reads it, its trials by offset
+        s = load_run(p, episodes=False)
+        trials: Mapping[str, Sequence[Trial]] = _stored_trials(p, s.counts)
+    else:
+        s = load_run(p, success_scorer=success_scorer, trace_options=trace_options, episodes=True)
+        trials = {t: tuple(tr) for t, tr in _trials_by_task(s).items()}
+    return RunView(s, header, _reliability(s), _task_rows(s, trials))

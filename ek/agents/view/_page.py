@@ -10,7 +10,7 @@ from typing import Any
 
 from ._assets import CSS, SCRIPT, content_security_policy
 from ._html import dollars, esc, num, table, td
-from ._model import RunView, TaskRow, trial_price
+from ._model import RunView, TaskRow, task_dollars, trial_price
 from ._svg import pass_k_svg
 from ._trials import encode_trials, trial_payload
 
@@ -201,7 +201,7 @@ def _headline(v: RunView) -> str:
     )
 
 
-def _task_cells(t: TaskRow, i: int) -> str:
+def _task_cells(t: TaskRow, i: int, spent: float | None) -> str:
     ph = t.pass_hat
     flags = ("flaky" if t.flaky else "") + (" failed" if t.failed else "")
     button = (
@@ -220,7 +220,7 @@ def _task_cells(t: TaskRow, i: int) -> str:
         + td(num(t.c / t.n if t.n else math.nan, 3), "num", t.c / t.n if t.n else math.nan)
         + td(num(ph, 3), "num", ph)
         + td(flags.strip() or "consistent", None, flags.strip())
-        + td(dollars(t.dollars), "num", -1.0 if t.dollars is None else t.dollars)
+        + td(dollars(spent), "num", -1.0 if spent is None else spent)
         + td(t.infra_errors, "num", t.infra_errors)
         + td(t.retries, "num", t.retries)
         + "</tr>"
@@ -257,12 +257,13 @@ def _tasks(v: RunView) -> tuple[str, str]:
     price = trial_price(v.summary)
     groups, blobs = [], []
     for i, t in enumerate(v.tasks):
+        trials = list(t.trials)  # read once (from the store, for a store), one task at a time
         groups.append(
-            f"<tbody>{_task_cells(t, i)}"
+            f"<tbody>{_task_cells(t, i, task_dollars(trials, price))}"
             f'<tr class="detail" hidden><td colspan="{len(_TASK_HEAD)}"></td></tr></tbody>'
         )
-        if t.trials:
-            blob = encode_trials([trial_payload(x, price) for x in t.trials])
+        if trials:
+            blob = encode_trials([trial_payload(x, price) for x in trials])
             blobs.append(
                 f'<script type="application/octet-stream" id="ek-trials-{i}">{blob}</script>'
             )
