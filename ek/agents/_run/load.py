@@ -41,8 +41,9 @@ from .._episode import Cost, Episode, RunProvenance
 from .._infra import infra_from_records
 from ..cost import ModelPrice, pricing_from_dict
 from .store import StoreError, is_store_file, iter_store
+from .stored import ReadEpisode, read_scores
 from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
-from .sums import metric_aggregator, score_from_record
+from .sums import metric_aggregator
 from .tally import MetricTally, RunTally
 
 __all__ = ["RunLoadError", "load_run", "summary_from_episodes"]
@@ -174,10 +175,6 @@ class _Kept:
         return sorted(self.rows, key=lambda r: r[0])
 
 
-def _store_scores(rec: Mapping[str, Any]) -> dict[str, Score]:
-    return {n: score_from_record(sd, n) for n, sd in (rec.get("scores") or {}).items()}
-
-
 def _store_trial(
     rec: Mapping[str, Any], h: Mapping[str, Any], tally: RunTally, kept: _Kept | None
 ) -> None:
@@ -194,11 +191,9 @@ def _store_trial(
         costs = Cost.several(e.get("cost"))
         tally.add(rec["task_id"], ok, costs, error=error, scores=scores)
         return
-    d = dict(e)
-    d.setdefault("run", h["run"])
-    ep = Episode.from_dict(d).replace(success=ok)
+    ep = ReadEpisode(h["run"])(rec)
     tally.add(ep.task_id, ok, ep.cost, error=ep.error)
-    kept.add(ep, ok, _store_scores(rec))
+    kept.add(ep, ok, read_scores(rec))
 
 
 #: A store at least this large is read with ``episodes=False`` by several processes at once

@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
+from ek._validate import short_repr
 from ek.base import Score
 
 from .._episode import Episode
@@ -43,7 +44,14 @@ from .._scoring import with_success
 from .store import StoreError, parse_record
 from .sums import score_from_record
 
-__all__ = ["ReadEpisode", "ReadScore", "StoreChangedError", "StoreFile", "StoredTrials"]
+__all__ = [
+    "ReadEpisode",
+    "ReadScore",
+    "StoreChangedError",
+    "StoreFile",
+    "StoredTrials",
+    "read_scores",
+]
 
 T = TypeVar("T")
 
@@ -126,6 +134,14 @@ class ReadEpisode:
         d = dict(rec["episode"])
         d.setdefault("run", dict(self.run))
         return with_success(Episode.from_dict(d), bool(rec["success"]))
+
+
+def read_scores(rec: Mapping[str, Any]) -> dict[str, Score]:
+    """A record's Score of every metric it holds, by name."""
+    saved = rec.get("scores") or {}
+    if not isinstance(saved, Mapping):
+        raise TypeError(f"a trial record's 'scores' must be a JSON object, got {short_repr(saved)}")
+    return {str(n): score_from_record(sd, str(n)) for n, sd in saved.items()}
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ek.agents._run.store import iter_store
-from ek.agents._run.stored import ReadEpisode, StoredTrials, StoreFile
-from ek.agents._run.sums import score_from_record
+from ek.agents._run.stored import ReadEpisode, StoredTrials, StoreFile, read_scores
 from ek.agents.base import Episode
 from ek.agents.cost import ModelPrice, episode_dollars, pricing_from_dict
 from ek.agents.harness import RunSummary, load_run
@@ -122,11 +121,7 @@ class ReadTrial:
     run: Mapping[str, Any]
 
     def __call__(self, rec: Mapping[str, Any]) -> Trial:
-        saved = rec.get("scores") or {}
-        if not isinstance(saved, Mapping):
-            raise ValueError(f"a trial record's 'scores' must be a JSON object, got {saved!r:.100}")
-        scores = {str(n): score_from_record(sd, f"score {n!r}") for n, sd in saved.items()}
-        return Trial(ReadEpisode(self.run)(rec), bool(rec["success"]), scores)
+        return Trial(ReadEpisode(self.run)(rec), bool(rec["success"]), read_scores(rec))
 
 
 def _stored_trials(
