@@ -1,8 +1,8 @@
 """Issue 22: ``report`` and ``gate`` read a run once, as a stream, keeping per-task summaries.
 
-Every figure must equal what the non-streaming path gives: the reference is ``load_run(path)``
-(episodes, verdicts and every trial's Scores, aggregated over the flat list of Scores as
-before) and, for the gate, the task bootstrap written directly below (the tasks in sorted
+Every figure must equal what the non-streaming path gives: the reference is every trial as
+``load_run(path)`` reads it back (episodes, verdicts and every trial's Scores, aggregated here
+over the flat list of Scores, as the report once did) and, for the gate, the task bootstrap written directly below (the tasks in sorted
 order, ``random.Random(seed).choices``, every drawn task's per-trial Scores re-aggregated,
 ``ek.stats.percentile_interval``). Equality is to 1e-12, absolute: per-task sums add the same
 numbers in another order.

@@ -27,8 +27,10 @@ Example:
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import json
 import os
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -41,7 +43,7 @@ from .._episode import Cost, Episode, RunProvenance
 from .._infra import infra_from_records
 from ..cost import ModelPrice, pricing_from_dict
 from .store import StoreError, is_store_file, iter_store
-from .stored import ReadEpisode, read_scores
+from .stored import ReadEpisode, ReadScore, StoredTrials, StoreFile, read_scores
 from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
 from .sums import metric_aggregator
 from .tally import MetricTally, RunTally
@@ -79,7 +81,13 @@ def load_run(
             :func:`ek.agents.traces.summary_from_traces` (``task_attribute``, ``trial_attribute``,
             ``success_attribute``, ``scope``); other files ignore them.
         episodes: Keep the episodes, their verdicts and every trial's Scores (default), or
-            only the per-task summaries (``False``).
+            only the per-task summaries (``False``). A store's are not held in memory: the
+            read notes where each trial's record starts (every trial is decoded once, so a
+            corrupt one is refused here), and the episodes and each metric's Scores per task
+            are :class:`~ek.agents._run.stored.StoredTrials`, read back from the file when
+            used; the file must stay the one read (a run still writing it may append:
+            :class:`~ek.agents._run.stored.StoreChangedError` if it is replaced or cut).
+            Every figure (counts, each metric's value, the costs) is the same either way.
         prices: A ``{model: ModelPrice}`` catalogue to price the trials' costs with, instead of
             the pricing a store recorded (a baseline keeps no costs to re-price: ignored).
         workers: For a store read with ``episodes=False``: how many processes read it, one
@@ -160,23 +168,54 @@ def _infra_add(acc: dict[str, list[int]], rec: Mapping[str, Any]) -> None:
 
 
 class _Kept:
-    """The episodes, verdicts and Scores of a store read with ``episodes=True``, in the
-    store's task order, trials in order (whatever order the trials finished in)."""
+    """Where each trial of a store read with ``episodes=True`` is: its record's offset, its
+    verdict and the metrics it holds a Score of. The summary's episodes and every trial's Scores
+    are :class:`~ek.agents._run.stored.StoredTrials` over these offsets, read back from the
+    file when used, so memory grows with the trials' offsets, not with the trials."""
 
-    def __init__(self, tasks: Mapping[str, Any]) -> None:
-        self.order = {t: i for i, t in enumerate(tasks)}
-        self.rows: list[tuple[tuple[int, int], Episode, bool, dict[str, Score]]] = []
+    def __init__(self, tasks: Mapping[str, Any], file: StoreFile) -> None:
+        self.file = file
+        self.rank = {t: i for i, t in enumerate(tasks)}  # then the tasks it did not list, as seen
+        self.rows: list[tuple[int, int, int, bool, tuple[str, ...]]] = []
+        self._names: dict[tuple[str, ...], tuple[str, ...]] = {}  # the trials share a few
 
-    def add(self, ep: Episode, ok: bool, scores: dict[str, Score]) -> None:
-        key = (self.order.get(ep.task_id, len(self.order)), ep.trial)
-        self.rows.append((key, ep, ok, scores))
+    def add(self, ep: Episode, at: int, ok: bool, metrics: Iterable[str]) -> None:
+        rank = self.rank.setdefault(ep.task_id, len(self.rank))
+        names = tuple(metrics)
+        self.rows.append((rank, ep.trial, at, ok, self._names.setdefault(names, names)))
 
-    def sorted(self) -> list[tuple[tuple[int, int], Episode, bool, dict[str, Score]]]:
-        return sorted(self.rows, key=lambda r: r[0])
+    def trials(
+        self, run: Mapping[str, Any], metrics: Mapping[str, MetricSummary]
+    ) -> tuple[StoredTrials[Episode], tuple[bool, ...], dict[str, MetricSummary]]:
+        """The episodes and verdicts in the store's task order (a task's trials together, in
+        trial order, whatever order they finished in), and ``metrics`` with every trial's
+        Score per task in that order."""
+        rows = sorted(self.rows)
+        task_of = list(self.rank)
+        at: dict[str, dict[str, list[int]]] = {}
+        for rank, _, offset, _, names in rows:
+            for name in names:
+                at.setdefault(name, {}).setdefault(task_of[rank], []).append(offset)
+        eps = StoredTrials(
+            self.file, array("q", (r[2] for r in rows)), ReadEpisode(run), "episodes"
+        )
+        per_trial = {
+            name: dataclasses.replace(
+                m,
+                scores={
+                    t: StoredTrials(
+                        self.file, array("q", offs), ReadScore(name), f"scores of {name!r}"
+                    )
+                    for t, offs in at.get(name, {}).items()
+                },
+            )
+            for name, m in metrics.items()
+        }
+        return eps, tuple(r[3] for r in rows), per_trial
 
 
 def _store_trial(
-    rec: Mapping[str, Any], h: Mapping[str, Any], tally: RunTally, kept: _Kept | None
+    rec: Mapping[str, Any], h: Mapping[str, Any], tally: RunTally, kept: _Kept | None, at: int
 ) -> None:
     ok = bool(rec["success"])
     e, scores = rec["episode"], rec.get("scores") or {}
@@ -191,9 +230,10 @@ def _store_trial(
         costs = Cost.several(e.get("cost"))
         tally.add(rec["task_id"], ok, costs, error=error, scores=scores)
         return
-    ep = ReadEpisode(h["run"])(rec)
-    tally.add(ep.task_id, ok, ep.cost, error=ep.error)
-    kept.add(ep, ok, read_scores(rec))
+    # the whole trial is read (a corrupt one refused now, not when it is used), then let go
+    ep, read = ReadEpisode(h["run"])(rec), read_scores(rec)
+    tally.add(ep.task_id, ok, ep.cost, error=ep.error, scores=read)
+    kept.add(ep, at, ok, read)
 
 
 #: A store at least this large is read with ``episodes=False`` by several processes at once
@@ -239,6 +279,9 @@ def _read_store(
     prices: Mapping[str, ModelPrice] | None,
     shard: tuple[int, int] | None = None,
 ) -> _StoreRead:
+    # the file the trials are read back from: taken before it is read (a store still being
+    # written may grow meanwhile; one put in its place is refused when read back)
+    file = StoreFile.of(p, growing=True) if keep else None
     with iter_store(p, shard=shard) as st:
         h = st.header
         run = RunProvenance.from_dict(h["run"])  # a header naming no valid run fails first
@@ -247,13 +290,13 @@ def _read_store(
         )
         tasks: dict[str, list[str]] = dict(h.get("tasks") or {})
         tally = RunTally(tasks=tasks, price=price, prices=catalog)
-        out = _StoreRead(h, run, tally, _Kept(tasks) if keep else None)
+        out = _StoreRead(h, run, tally, _Kept(tasks, file) if file is not None else None)
         for rec in st:
             if shard is not None and rec["task_id"] not in out.first_seen:
                 out.first_seen[rec["task_id"]] = st.line
             _infra_add(out.infra, rec)
             if not rec.get("infra_error"):  # an infrastructure error is not a trial
-                _store_trial(rec, h, out.tally, out.kept)
+                _store_trial(rec, h, out.tally, out.kept, st.offset)
     return out
 
 
@@ -314,18 +357,11 @@ def _store_summary(
     for t, names in tasks.items():
         for sname in names:
             slices.setdefault(sname, []).append(t)
-    eps: tuple[Episode, ...] | None = None
+    eps: Sequence[Episode] | None = None
     oks: tuple[bool, ...] | None = None
-    if kept is None:
-        metrics = tally.metric_summaries()
-    else:  # every trial's Scores, in task and trial order (what load_run always gave)
-        rows = kept.sorted()
-        eps, oks = tuple(r[1] for r in rows), tuple(r[2] for r in rows)
-        per_task: dict[str, dict[str, list[Score]]] = {}
-        for _, ep, _, scores in rows:
-            for name, sc in scores.items():
-                per_task.setdefault(name, {}).setdefault(ep.task_id, []).append(sc)
-        metrics = _metrics(sorted(per_task), per_task)
+    metrics = tally.metric_summaries()  # the report's figures, with or without the trials
+    if kept is not None:  # every trial's episode and Scores, read back from the store when used
+        eps, oks, metrics = kept.trials(h["run"], metrics)
     return RunSummary(
         run=run,
         k=int(h["k"]),

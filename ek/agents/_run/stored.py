@@ -54,6 +54,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 class StoreChangedError(StoreError):
@@ -192,6 +193,16 @@ class StoredTrials(Sequence[T]):
         at = array("q", (self._at[j] for j in positions))
         fresh = {i: self._fresh[j] for i, j in enumerate(positions) if j in self._fresh}
         return StoredTrials(self._file, at, self._read, self._what, fresh)
+
+    def read_as(self, read: Callable[[Mapping[str, Any]], U], what: str) -> StoredTrials[U]:
+        """The same records, each made into an item by ``read`` instead (``ek-agents view``
+        reads a trial's episode and Scores at once); every item must be in the store."""
+        if self._fresh:
+            raise ValueError(
+                f"{self!r}: {len(self._fresh)} item(s) are not in the store (scored afresh), "
+                "so they cannot be read from it otherwise"
+            )
+        return StoredTrials(self._file, self._at, read, what)
 
     @overload
     def __getitem__(self, index: int) -> T: ...

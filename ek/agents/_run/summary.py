@@ -28,6 +28,7 @@ from ek.base import ReadOnlyDict, Score
 from ek.jsonio import from_json_safe, to_json_safe
 
 from .._episode import Episode, RunProvenance
+from .stored import StoredTrials
 from .sums import MERGED_TRIALS, score_from_record
 
 __all__ = [
@@ -41,6 +42,12 @@ __all__ = [
 SUMMARY_FORMAT = "ek-agents/baseline"
 
 
+def _scores(scores: Sequence[Score]) -> Sequence[Score]:
+    """A task's Scores as a summary holds them: a tuple, or (a run read from its store with
+    its trials) a :class:`~ek.agents._run.stored.StoredTrials` reading them back when used."""
+    return scores if isinstance(scores, StoredTrials) else tuple(scores)
+
+
 @dataclass(frozen=True)
 class MetricSummary:
     """One metric over a run: its direction, its corpus aggregate and its scores per task.
@@ -50,12 +57,14 @@ class MetricSummary:
     ``aggregate`` applies when it differs from ``name`` (an Inspect log scored by two scorers
     that both recorded ``tool_calls`` gives ``"scorer_a:tool_calls"`` and
     ``"scorer_b:tool_calls"``, both aggregated as ``tool_calls``); ``None`` means ``name``.
+    A task's ``scores`` are a tuple, or (a store read with its trials) a
+    :class:`~ek.agents._run.stored.StoredTrials` that reads them back from the file when used.
     """
 
     name: str
     higher_is_better: bool
     value: float
-    scores: Mapping[str, tuple[Score, ...]]
+    scores: Mapping[str, Sequence[Score]]
     metric: str | None = None
 
     def __post_init__(self) -> None:
@@ -71,7 +80,7 @@ class MetricSummary:
             )
         object.__setattr__(self, "value", float(self.value))
         object.__setattr__(
-            self, "scores", ReadOnlyDict({str(t): tuple(s) for t, s in self.scores.items()})
+            self, "scores", ReadOnlyDict({str(t): _scores(s) for t, s in self.scores.items()})
         )
 
     def __eq__(self, other: object) -> bool:
@@ -289,7 +298,7 @@ class RunSummary:
             or ``None``.
         source: Where it was read from (a path), or ``None`` for an in-memory run.
         episodes: The episodes, when the source has them (a store, an Inspect log); not saved
-            in a baseline.
+            in a baseline. A store's are read back from it when used (``StoredTrials``).
         verdicts: The checker's verdict for each episode (aligned with ``episodes``).
         unscored: The samples read but not scored (left out of ``counts``), or ``None``.
         pricing: The price setting a run store recorded (``pricing_to_dict``), so a report

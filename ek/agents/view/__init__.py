@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Mapping
@@ -71,11 +72,11 @@ def render_view(
     title = f"ek-agents view: {v.summary.run.agent or os.path.basename(os.fspath(run))}"
     section = ""
     if compare is not None:
-        # the baseline as ``ek-agents gate`` reads it: its summary alone
-        base = load_run(
-            compare, success_scorer=success_scorer, trace_options=trace_options, episodes=False
+        # both runs as ``ek-agents gate`` reads them: their summaries alone
+        gated = functools.partial(
+            load_run, success_scorer=success_scorer, trace_options=trace_options, episodes=False
         )
-        section = compare_section(v.summary, base, os.fspath(compare))
+        section = compare_section(gated(run), gated(compare), os.fspath(compare))
     return page(v, title, section)
 
 

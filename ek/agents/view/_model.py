@@ -1,10 +1,9 @@
 """A run read for the view: its summary, its store header, its reliability report, and one row
 per task (counts, pass^k, flakiness, infrastructure errors, its trials).
 
-A store is read as ``ek-agents report`` reads it (its summary holds no trial), and once more
-for where each trial's record starts: a task's trials are read back from the store by offset
-when the page embeds them, one task at a time, so memory follows the tasks and the page, not
-the trials. Another file (a baseline, an Inspect log, a trace file) is read whole, with its
+A store is read once, by ``load_run`` with its trials: the summary's figures are the report's,
+and a task's trials are read back from the store by offset when the page embeds them, one task
+at a time, so memory follows the tasks and the page, not the trials. Another file (a baseline, an Inspect log, a trace file) is read whole, with its
 episodes, as its reader must."""
 
 from __future__ import annotations
@@ -13,13 +12,11 @@ import json
 import math
 import os
 import warnings
-from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ek.agents._run.store import iter_store
-from ek.agents._run.stored import ReadEpisode, StoredTrials, StoreFile, read_scores
+from ek.agents._run.stored import ReadEpisode, StoredTrials, read_scores
 from ek.agents.base import Episode
 from ek.agents.cost import ModelPrice, episode_dollars, pricing_from_dict
 from ek.agents.harness import RunSummary, load_run
@@ -124,30 +121,19 @@ class ReadTrial:
         return Trial(ReadEpisode(self.run)(rec), bool(rec["success"]), read_scores(rec))
 
 
-def _stored_trials(
-    path: str, counts: Mapping[str, tuple[int, int]]
-) -> dict[str, StoredTrials[Trial]]:
-    """Each task's trials in a store, in trial order, read back by offset when iterated: the
-    records ``load_run`` counted (the first of each trial, an infrastructure error left out).
-
-    A run still going may append to the store after the summary was read; a store only grows
-    at its end, so a task's first ``n`` records in the file (``counts``) are the ones counted.
-    """
-    file = StoreFile.of(path, growing=True)
-    at: dict[str, dict[int, int]] = {}
-    with iter_store(path) as st:
-        read = ReadTrial(st.header["run"])
-        for rec in st:
-            if rec.get("infra_error"):
-                continue
-            mine = at.setdefault(rec["task_id"], {})
-            if len(mine) < counts.get(rec["task_id"], (0, 0))[0]:
-                mine[rec["trial"]] = st.offset
-    return {
-        t: StoredTrials(file, array("q", (by[i] for i in sorted(by))), read, "trials")
-        for t, by in at.items()
-        if by
-    }
+def _stored_trials(s: RunSummary, run: Mapping[str, Any]) -> dict[str, StoredTrials[Trial]]:
+    """Each task's trials of a store read with its trials (``load_run``), in trial order, read
+    back by offset (episode and Scores at once) when the page embeds them. The summary holds a
+    task's trials together, the tasks in the order of its counts."""
+    if not isinstance(s.episodes, StoredTrials):
+        raise TypeError(f"expected a store's trials read back by offset, got {s.episodes!r}")
+    trials = s.episodes.read_as(ReadTrial(run), "trials")
+    out, start = {}, 0
+    for t, (n, _) in s.counts.items():
+        if n:
+            out[t] = trials[start : start + n]
+            start += n
+    return out
 
 
 def _trials_by_task(s: RunSummary) -> dict[str, list[Trial]]:
@@ -215,10 +201,10 @@ def read_view(
     """
     p = os.fspath(path)
     header = store_header(p)
-    if header is not None:  # a store: its summary as the report reads it, its trials by offset
-        s = load_run(p, episodes=False)
-        trials: Mapping[str, Sequence[Trial]] = _stored_trials(p, s.counts)
+    s = load_run(p, success_scorer=success_scorer, trace_options=trace_options, episodes=True)
+    trials: Mapping[str, Sequence[Trial]]
+    if header is not None:  # a store: its trials read back by offset, a task at a time
+        trials = _stored_trials(s, header["run"])
     else:
-        s = load_run(p, success_scorer=success_scorer, trace_options=trace_options, episodes=True)
         trials = {t: tuple(tr) for t, tr in _trials_by_task(s).items()}
     return RunView(s, header, _reliability(s), _task_rows(s, trials))
