@@ -9,7 +9,8 @@ so pass^k, the consistency and the gate have something to estimate). Each measur
 ``ek-agents report`` or ``ek-agents gate`` in a fresh subprocess of a wrapper process, whose
 ``resource.getrusage(RUSAGE_CHILDREN)`` gives its peak RSS. ``report`` and ``gate`` run as a user
 runs them (a store of 32 MiB or more read by one process per core); ``report --workers 1`` is
-also timed, one process reading the whole file.
+also timed, one process reading the whole file, and ``report --labels`` (people's labels on 2 %
+of the trials: the report, then the run read again with its trials for the judged section).
 
 Side by side in the same run, the **floor**: a fresh process whose only work is ``json.loads``
 of every line of the same store (what any reader of the format must pay); each command's time
@@ -28,6 +29,7 @@ Run: ``python bench/scale.py`` (all sizes), ``python bench/scale.py 10000 100000
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -141,6 +143,20 @@ def build_store(
             st.append(rec)
 
 
+def write_labels(path: str, store: str, share: float = 0.02) -> None:
+    """People's labels on a random ``share`` of the store's trials (seeded; each label agrees
+    with the recorded verdict nine times in ten), for ``report --labels``."""
+    rng = random.Random(99)
+    with open(store, encoding="utf-8") as src, open(path, "w", encoding="utf-8") as out:
+        next(src)  # the header
+        for line in src:
+            if rng.random() < share:
+                rec = json.loads(line)
+                ok = rec["success"] if rng.random() < 0.9 else not rec["success"]
+                label = {"task_id": rec["task_id"], "trial": rec["trial"], "success": ok}
+                out.write(json.dumps(label) + "\n")
+
+
 _WRAP = (
     "import resource, subprocess, sys; "
     "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
@@ -210,19 +226,22 @@ def main(argv: Sequence[str]) -> int:
         templates = _templates(tmp)
         for n in sizes:
             cur, base = os.path.join(tmp, f"cur-{n}.jsonl"), os.path.join(tmp, f"base-{n}.jsonl")
+            labels = os.path.join(tmp, f"labels-{n}.jsonl")
             build_store(cur, n, templates)
             build_store(base, n, templates, shift=0.02)
+            write_labels(labels, cur)
             took = _interleaved(
                 {
                     "floor": [sys.executable, "-c", _FLOOR, cur],
                     "report": _cli("report", cur),
                     "one": _cli("report", cur, "--workers", "1"),
                     "gate": _cli("gate", base, cur),
+                    "labels": _cli("report", cur, "--labels", labels),
                 }
             )
             rows.append((n, os.path.getsize(cur) / 1e6, took))
             print(f"{n:>9,} trials: {took}", flush=True)
-            for p in (cur, base):
+            for p in (cur, base, labels):
                 os.remove(p)
     _print_table(rows)
     return 0
@@ -233,16 +252,17 @@ def _print_table(rows: Sequence[tuple[int, float, dict[str, Took]]]) -> None:
         "\nCPU seconds (user + system, readers included), best of "
         f"{ROUNDS}; x = multiple of the floor's\n"
         "| trials | store | floor (json.loads a line) | report | report, one reader "
-        "| report peak RSS | gate (2 runs) | gate peak RSS |"
+        "| report peak RSS | gate (2 runs) | gate peak RSS | report --labels | its peak RSS |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n, mb, t in rows:
         fl = t["floor"].cpu
         print(
             f"| {n:,} | {mb:.0f} MB | {fl:.2f} s "
             f"| {t['report'].cpu:.2f} s ({t['report'].cpu / fl:.1f}x; wall {t['report'].wall:.2f} s) "
             f"| {t['one'].cpu:.2f} s ({t['one'].cpu / fl:.1f}x) | {t['report'].mb:.0f} MB "
-            f"| {t['gate'].cpu:.2f} s ({t['gate'].cpu / fl:.1f}x) | {t['gate'].mb:.0f} MB |"
+            f"| {t['gate'].cpu:.2f} s ({t['gate'].cpu / fl:.1f}x) | {t['gate'].mb:.0f} MB "
+            f"| {t['labels'].cpu:.2f} s ({t['labels'].cpu / fl:.1f}x) | {t['labels'].mb:.0f} MB |"
         )
 
 

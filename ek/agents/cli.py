@@ -220,6 +220,20 @@ class _ReportOptions:
             trace=_trace_options(args),
         )
 
+    def read(self, prices: Mapping[str, Any] | None, *, episodes: bool) -> Any:
+        """The run as the report reads it (``prices``: ``--prices`` read), as a stream of
+        per-task summaries, or with its trials (``episodes``: for ``--labels``)."""
+        from ._run.load import load_run
+
+        return load_run(
+            self.run,
+            success_scorer=self.success_scorer,
+            trace_options=self.trace,
+            episodes=episodes,
+            prices=prices,
+            workers=self.workers,
+        )
+
 
 def _trace_options(args: argparse.Namespace) -> dict[str, Any]:
     """The trace-file options (:data:`~ek.agents.traces._summary.TRACE_OPTIONS`) set on the
@@ -235,20 +249,13 @@ def _trace_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _report_data(args: argparse.Namespace) -> dict[str, Any]:
-    from ._run.load import load_run
     from .cost import load_prices
 
     o = _ReportOptions.from_args(args)
     # read once, as a stream: per-task counts, metric sums and cost totals, no episodes;
     # --prices re-prices the trials' costs; without it, a store is priced as its run was
-    s = load_run(
-        o.run,
-        success_scorer=o.success_scorer,
-        trace_options=o.trace,
-        episodes=bool(o.labels),  # judged_run needs the trials
-        prices=load_prices(o.prices) if o.prices else None,
-        workers=o.workers,
-    )
+    prices = load_prices(o.prices) if o.prices else None
+    s = o.read(prices, episodes=False)
     if s.is_empty:
         raise ValueError(
             f"{o.run}: the run has no trial" + (f" ({s.unscored})" if s.unscored else "")
@@ -285,17 +292,20 @@ def _report_data(args: argparse.Namespace) -> dict[str, Any]:
         },
         "notes": notes,
         "beyond_pass_k": _beyond_data(s, counts, o.confidence),
-        "judged": _judged_data(s, o.labels, o.confidence),
+        # --labels: judged_run reads the trials (a store's read back by offset, not held)
+        "judged": _judged_data(o, prices),
     }
 
 
-def _judged_data(s: Any, labels: str | None, confidence: float) -> dict[str, Any] | None:
-    """``--labels``: the success rates corrected for the judge's errors (ek.agents.judge)."""
-    if not labels:
+def _judged_data(o: _ReportOptions, prices: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``--labels``: the success rates corrected for the judge's errors (ek.agents.judge), the
+    run read again with its trials."""
+    if not o.labels:
         return None
     from .judge import judged_run, load_labels
 
-    return judged_run(s, load_labels(labels), confidence=confidence).to_dict()
+    human = load_labels(o.labels)  # a labels file it cannot read is refused before the run
+    return judged_run(o.read(prices, episodes=True), human, confidence=o.confidence).to_dict()
 
 
 def _unscored_data(s: Any) -> dict[str, Any]:
