@@ -25,10 +25,18 @@ from ek.agents.demo import run_demo
 from ek.agents.harness import load_run
 from ek.agents.view import read_view, render_view, write_view
 from ek.agents.view._model import _trials_by_task, task_dollars, trial_price
-from ek.agents.view._page import page
+from ek.agents.view._page import write_page
 from ek.agents.view._trials import trial_payload
 
 html5lib = pytest.importorskip("html5lib")
+
+
+def page(view, title: str) -> str:
+    """The page of ``view`` as write_page writes it."""
+    out = io.StringIO()
+    write_page(view, title, out)
+    return out.getvalue()
+
 
 BLOB = re.compile(r'<script type="application/octet-stream" id="ek-trials-(\d+)">([^<]*)</script>')
 
@@ -183,3 +191,13 @@ def test_a_store_replaced_while_viewed_is_a_clear_error(demo, tmp_path) -> None:
     os.replace(tmp, path)  # another file put in its place
     with pytest.raises(StoreChangedError, match=r"changed after it was read \(another file"):
         page(view, "replaced")
+
+
+def test_write_view_streams_the_page_render_view_gives(demo, tmp_path) -> None:
+    run = str(demo / "candidate.trials.jsonl")
+    out = tmp_path / "page.html"
+    write_view(run, str(out))
+    assert out.read_text(encoding="utf-8") == render_view(run)
+    with pytest.raises(ValueError):  # not a run: nothing written, no temporary file left behind
+        write_view(str(out), str(tmp_path / "again.html"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]

@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import argparse
 import functools
+import io
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
 from ek.agents.harness import load_run
 
 from ._compare import compare_section, gate_decision, task_changes
 from ._model import RunView, TaskRow, Trial, read_view
-from ._page import page
+from ._page import write_page
 from ._trials import MAX_EMBED
 
 __all__ = [
@@ -68,6 +69,18 @@ def render_view(
         FileNotFoundError: a file is missing.
         ValueError: a file is not a run ek can read.
     """
+    buf = io.StringIO()
+    _write(run, buf, compare, success_scorer, trace_options)
+    return buf.getvalue()
+
+
+def _write(
+    run: str | os.PathLike[str],
+    out: IO[str],
+    compare: str | os.PathLike[str] | None,
+    success_scorer: str | None,
+    trace_options: Mapping[str, Any] | None,
+) -> None:
     v = read_view(run, success_scorer=success_scorer, trace_options=trace_options)
     title = f"ek-agents view: {v.summary.run.agent or os.path.basename(os.fspath(run))}"
     section = ""
@@ -77,7 +90,7 @@ def render_view(
             load_run, success_scorer=success_scorer, trace_options=trace_options, episodes=False
         )
         section = compare_section(gated(run), gated(compare), os.fspath(compare))
-    return page(v, title, section)
+    write_page(v, title, out, section)
 
 
 def write_view(
@@ -89,18 +102,22 @@ def write_view(
     trace_options: Mapping[str, Any] | None = None,
 ) -> str:
     """Write the page of ``run`` to ``out`` (default: the run's path with ``.html``) and
-    return the path written (see :func:`render_view`)."""
+    return the path written (see :func:`render_view`). The page is written as it is built
+    (a task's trials at a time) to a temporary file beside ``out``, which replaces ``out``
+    once whole."""
     path = os.fspath(out) if out is not None else os.path.splitext(os.fspath(run))[0] + ".html"
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ValueError(f"view: the folder of {path!r} does not exist")
-    text = render_view(
-        run, compare=compare, success_scorer=success_scorer, trace_options=trace_options
-    )
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            _write(run, fh, compare, success_scorer, trace_options)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
     return path
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import tempfile
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
 from ._assets import CSS, SCRIPT, content_security_policy
 from ._html import dollars, esc, num, table, td
@@ -14,7 +16,7 @@ from ._model import RunView, TaskRow, task_dollars, trial_price
 from ._svg import pass_k_svg
 from ._trials import encode_trials, trial_payload
 
-__all__ = ["page", "sortable_head"]
+__all__ = ["sortable_head", "write_page"]
 
 
 def _iv(iv: Any) -> str:
@@ -253,9 +255,11 @@ def sortable_head(cols: tuple[tuple[str, str | None], ...]) -> str:
     return f"<thead><tr>{cells}</tr></thead>"
 
 
-def _tasks(v: RunView) -> tuple[str, str]:
+def _tasks(v: RunView, blobs: IO[str]) -> str:
+    """The task table; each task's trials go to ``blobs`` as they are read, one task at a time
+    (they come last in the page, after the table and the comparison, so it paints first)."""
     price = trial_price(v.summary)
-    groups, blobs = [], []
+    groups = []
     for i, t in enumerate(v.tasks):
         trials = list(t.trials)  # read once (from the store, for a store), one task at a time
         groups.append(
@@ -264,7 +268,7 @@ def _tasks(v: RunView) -> tuple[str, str]:
         )
         if trials:
             blob = encode_trials([trial_payload(x, price) for x in trials])
-            blobs.append(
+            blobs.write(
                 f'<script type="application/octet-stream" id="ek-trials-{i}">{blob}</script>'
             )
     controls = (
@@ -277,28 +281,32 @@ def _tasks(v: RunView) -> tuple[str, str]:
         "JavaScript; the table below is complete without it.</p></noscript>"
     )
     k = v.summary.k
-    body = (
+    return (
         f'<section id="tasks-section"><h2>Tasks</h2><p class="mute">pass^k at k={k}; a task is '
         "flaky when some of its trials passed and some failed. Open a task's trials, then a "
         f'trial, to see its steps.</p>{controls}<table id="tasks" class="sortable">'
         f"{sortable_head(_TASK_HEAD)}{''.join(groups)}</table></section>"
     )
-    return body, "".join(blobs)
 
 
-def page(v: RunView, title: str, compare: str = "") -> str:
-    """The whole HTML document."""
-    tasks, blobs = _tasks(v)
+def write_page(v: RunView, title: str, out: IO[str], compare: str = "") -> None:
+    """Write the whole HTML document to ``out``, each task's trials as they are read: they
+    wait in a temporary file until the table and the comparison are written, so memory holds
+    one task's trials at a time, not the page."""
     nav = '<a href="#run">run</a> · <a href="#headline">headline</a> · <a href="#tasks-section">tasks</a>'
     if compare:
         nav += ' · <a href="#compare">comparison</a>'
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(content_security_policy())}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-        f"<h1>{esc(title)}</h1><p class='mute'>{nav}</p>"
-        f"{_run_section(v)}{_headline(v)}{tasks}{compare}{blobs}"
-        f"<script>{SCRIPT}</script></body></html>\n"
-    )
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as blobs:
+        tasks = _tasks(v, blobs)
+        out.write(
+            "<!DOCTYPE html>\n"
+            '<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{esc(content_security_policy())}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+            f"<h1>{esc(title)}</h1><p class='mute'>{nav}</p>"
+            f"{_run_section(v)}{_headline(v)}{tasks}{compare}"
+        )
+        blobs.seek(0)
+        shutil.copyfileobj(blobs, out)
+    out.write(f"<script>{SCRIPT}</script></body></html>\n")
