@@ -6,7 +6,8 @@ cloned onto ``trials / 10`` synthetic tasks of k = 10 trials, writes the page of
 opens it in headless Chromium (the operating system's package, through Playwright) from
 ``file://``. Printed per size: the store's and the page's size, the CPU seconds and the peak
 memory (resident set) of a fresh process whose only work is ``write_view`` (importing ek
-included), and the browser's first contentful paint and load event after navigation (median
+included; the CPU of any process it waited for, such as a store's parallel readers, counted),
+and the browser's first contentful paint and load event after navigation (median
 of three fresh pages).
 
 Run: ``.venv/bin/python bench/view.py [--sizes 1000,10000,100000]``.
@@ -68,12 +69,15 @@ def build_store(path: str, n_trials: int, templates: Any) -> None:
             fh.write(json.dumps(rec) + "\n")
 
 
-#: A fresh process that writes the page and prints its CPU seconds and peak RSS (KB).
+#: A fresh process that writes the page and prints its CPU seconds (with any reader processes
+#: it waited for) and its peak RSS (KB).
 _WRITE = """
 import resource, sys, time
 from ek.agents.view import write_view
 write_view(sys.argv[1], sys.argv[2])
-print(time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(time.process_time() + kids.ru_utime + kids.ru_stime,
+      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 

@@ -364,31 +364,55 @@ def opt_str(owner: str, value: Any) -> str | None:
     return value
 
 
-def plain_json(owner: str, value: Any, _depth: int = 0) -> None:
-    """Raise unless ``value`` is JSON-representable (str keys, finite numbers, no cycles)."""
-    if _depth > _MAX_DEPTH:
-        raise ValueError(f"{owner} is nested too deeply (or cyclic)")
+def plain_json(owner: str, value: Any) -> None:
+    """Raise unless ``value`` is JSON-representable (str keys, finite numbers, no cycles).
+
+    The error names where inside ``value`` the first part that is not JSON data stands
+    (``owner['key'][0]``); that place is spelled only when there is one.
+
+    Example:
+        >>> plain_json("Episode.metadata", {"a": [1, 2.5, "x", None]})
+        >>> plain_json("Episode.metadata", {"a": [1, float("nan")]})
+        Traceback (most recent call last):
+        ...
+        ValueError: Episode.metadata['a'][1] must not contain NaN or infinity, got nan
+    """
+    found = _not_json(value, 0)
+    if found is not None:
+        where, error, what = found
+        raise error(f"{owner}{where} {what}")
+
+
+def _not_json(value: Any, depth: int) -> tuple[str, type[Exception], str] | None:
+    """``(where, exception type, what is wrong)`` of the first part of ``value`` that is not
+    JSON data, or ``None``; ``where`` is built on the way back up, from the part found."""
+    if depth > _MAX_DEPTH:
+        return "", ValueError, "is nested too deeply (or cyclic)"
     if value is None or isinstance(value, (str, bool)):
-        return
+        return None
     if isinstance(value, int):
         if value.bit_length() > _INT_BITS:  # json cannot print it (past 4,300 digits)
-            raise ValueError(f"{owner} holds an int of {value.bit_length()} bits: too long")
-        return
+            return "", ValueError, f"holds an int of {value.bit_length()} bits: too long"
+        return None
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"{owner} must not contain NaN or infinity, got {short_repr(value)}")
-        return
+            return "", ValueError, f"must not contain NaN or infinity, got {short_repr(value)}"
+        return None
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
-                raise TypeError(f"{owner} keys must be str, got {short_repr(k)}")
-            plain_json(f"{owner}[{short_repr(k)}]", v, _depth + 1)
-        return
+                return "", TypeError, f"keys must be str, got {short_repr(k)}"
+            found = _not_json(v, depth + 1)
+            if found is not None:
+                return f"[{short_repr(k)}]{found[0]}", found[1], found[2]
+        return None
     if isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
-            plain_json(f"{owner}[{i}]", v, _depth + 1)
-        return
-    raise TypeError(f"{owner} must be JSON data, got {type(value).__name__}: {short_repr(value)}")
+            found = _not_json(v, depth + 1)
+            if found is not None:
+                return f"[{i}]{found[0]}", found[1], found[2]
+        return None
+    return "", TypeError, f"must be JSON data, got {type(value).__name__}: {short_repr(value)}"
 
 
 def thaw(obj: Any, _depth: int = 0) -> Any:
