@@ -127,6 +127,9 @@ class MetricSample:
         if self.fields is not None:
             rows = [self._sums_of(t, self.fields) for t in self.ids]
             self.cols = [[row[j] for row in rows] for j in range(len(self.keys))]
+        else:  # kept whole and re-aggregated for every resample: read once (a store's Scores
+            # are read back from its file each time they are iterated)
+            self.scores = {t: tuple(scores[t]) for t in self.ids}
         self.value = self.of(range(len(self.ids)))
 
     def _sums_of(self, task: str, fields: Mapping[str, float | None]) -> list[float]:
