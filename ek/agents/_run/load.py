@@ -36,7 +36,6 @@ from typing import Any
 
 from ek._validate import opt_str, positive_int, short_repr
 from ek.base import Score
-from ek.harness import metric_direction
 from ek.jsonio import readable_file
 
 from .._episode import Cost, Episode, RunProvenance
@@ -45,7 +44,6 @@ from ..cost import ModelPrice, pricing_from_dict
 from .store import StoreError, is_store_file, iter_store
 from .stored import ReadEpisode, ReadScore, StoredTrials, StoreFile, read_scores
 from .summary import SUMMARY_FORMAT, MetricSummary, RunSummary, Unscored
-from .sums import metric_aggregator
 from .tally import MetricTally, RunTally
 
 __all__ = ["RunLoadError", "load_run", "summary_from_episodes"]
@@ -388,24 +386,6 @@ def _metric_configs(recorded: Any) -> dict[str, Mapping[str, Any]] | None:
     if not isinstance(recorded, Mapping):
         return None
     return {str(n): c for n, c in recorded.items() if isinstance(c, Mapping)}
-
-
-def _metrics(
-    names: Iterable[str],
-    per_task: Mapping[str, Mapping[str, list[Score]]],
-    aggregated_as: Mapping[str, str] | None = None,
-) -> dict[str, MetricSummary]:
-    out = {}
-    for name in names:
-        scores = per_task[name]
-        flat = [s for ss in scores.values() for s in ss]
-        metric = (aggregated_as or {}).get(name)
-        agg, _ = metric_aggregator(metric or name)
-        hib = metric_direction(metric or name, flat[0].detail if flat else None)
-        out[name] = MetricSummary(
-            name, hib, agg(flat), {t: tuple(v) for t, v in scores.items()}, metric=metric
-        )
-    return out
 
 
 def summary_from_episodes(
